@@ -1,0 +1,28 @@
+/* diag: diagnostics and exit codes, one table for every tool (see ss(7)).
+ * Messages go to stderr prefixed "ss-TOOL: ". Nothing here allocates for the caller. */
+#ifndef SS_DIAG_H
+#define SS_DIAG_H
+#include <stdarg.h>
+#include <stdnoreturn.h>
+
+enum ss_exit {
+	SS_EXIT_OK = 0,
+	SS_EXIT_DATA = 1,      /* bad input record, failed write */
+	SS_EXIT_USAGE = 2,     /* bad command line */
+	SS_EXIT_EXPR = 3,      /* jq expression does not compile */
+	SS_EXIT_TEMPFAIL = 75, /* broker or database unavailable: retry later */
+};
+
+/* Set the tool name used as message prefix ("ss-cache"). Call first in main. */
+void ss_diag_init(const char *tool);
+const char *ss_diag_tool(void);
+void ss_diag_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print the message and exit with code; atexit handlers run (so state commits). */
+noreturn void ss_diag_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Usage error: reason, then the usage text, on stderr; exit 2. */
+noreturn void ss_diag_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Checked malloc family: exit 1 on out of memory. */
+void *ss_xmalloc(size_t n);
+void *ss_xrealloc(void *p, size_t n);
+char *ss_xstrdup(const char *s);
+#endif

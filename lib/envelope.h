@@ -1,0 +1,17 @@
+/* envelope: the record shape ss-consume writes: topic, partition, offset, timestamp, key,
+ * value, headers. Extraction works on raw bytes (jscan) and allocates nothing. */
+#ifndef SS_ENVELOPE_H
+#define SS_ENVELOPE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ss_envelope {
+	char topic[256];
+	int32_t partition;
+	int64_t offset;
+};
+/* True when the record is an object carrying a string topic and integer partition and
+ * offset at its top level (the idempotence contract of MISSION.md). */
+bool ss_envelope_get(const char *raw, size_t len, struct ss_envelope *env);
+#endif

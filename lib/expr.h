@@ -1,0 +1,40 @@
+/* expr: jq expressions (libjq), compiled once and run per record.
+ * A plain path (.a.b, .a[0]) takes a fast path over the raw bytes (jscan) and never
+ * builds the whole document. Results are jv values owned by the caller (jv_free them). */
+#ifndef SS_EXPR_H
+#define SS_EXPR_H
+#include <jv.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct ss_expr ss_expr;
+/* A record being processed: raw text plus its parsed form, built at most once. */
+typedef struct ss_rec {
+	const char *raw;
+	size_t len;
+	jv doc; /* jv_invalid() until needed */
+	bool parsed;
+} ss_rec;
+
+/* Compile; on a compile error print jq's message ("ss-TOOL: OPTION: ...") and exit 3. */
+ss_expr *ss_expr_compile(const char *text, const char *option);
+void ss_expr_free(ss_expr *e);
+bool ss_expr_is_path(const ss_expr *e);
+const char *ss_expr_text(const ss_expr *e);
+
+void ss_rec_init(ss_rec *r, const char *raw, size_t len);
+/* The parsed document (borrowed: do not free; valid until ss_rec_done). */
+jv ss_rec_doc(ss_rec *r);
+void ss_rec_done(ss_rec *r);
+
+/* First output of the expression on the record. Returns the value (caller frees), or
+ * jv_invalid_with_msg(...) when the expression errors or yields nothing. */
+jv ss_expr_eval(ss_expr *e, ss_rec *r);
+/* Fast path only: the raw bytes of a plain path's result. Returns true and the span when
+ * the expression is a path and the value exists; false otherwise (use ss_expr_eval). */
+bool ss_expr_raw(ss_expr *e, ss_rec *r, const char **start, size_t *len);
+/* Run on a jv input (for tools that build values); consumes input. */
+jv ss_expr_eval_jv(ss_expr *e, jv input);
+/* The message of an invalid result as a C string in buf. */
+const char *ss_expr_errmsg(jv invalid, char *buf, size_t size);
+#endif

@@ -1,0 +1,28 @@
+/* jscan: a validating JSON scanner over raw bytes, without building values.
+ * Written by hand because libjq has no lazy mode: the fast tools in this field find a
+ * field's raw bytes and splice records through unchanged instead of re-serializing.
+ * All functions read [p, end) and never allocate. */
+#ifndef SS_JSCAN_H
+#define SS_JSCAN_H
+#include <stddef.h>
+#include <stdbool.h>
+
+/* Skip one JSON value (after leading whitespace) and return the byte after it, or NULL
+ * when the text is not valid JSON (including invalid UTF-8 in strings, or nesting deeper
+ * than 10000). On NULL, *why (if given) says what is wrong. */
+const char *ss_jscan_value(const char *p, const char *end, const char **why);
+/* Check that [p,end) holds exactly one JSON value, optionally surrounded by whitespace. */
+bool ss_jscan_document(const char *p, const char *end, const char **why);
+/* Is [p,end) valid UTF-8 (no overlongs, no surrogates)? */
+bool ss_jscan_utf8(const char *p, const char *end);
+
+/* A plain path: .a.b[0]."c d" — object keys and array indexes only. */
+struct ss_jpath;
+/* Parse a jq expression that is a plain path; NULL if it is anything else. Free with free(). */
+struct ss_jpath *ss_jpath_parse(const char *expr);
+/* Find the raw value at the path in a valid JSON document. Returns true and sets
+ * [*vstart,*vend) when found; false when a step is missing or has the wrong type
+ * (jq would give null for missing keys, an error for wrong types: *type_error says which). */
+bool ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,
+		   const char **vstart, const char **vend, bool *type_error);
+#endif

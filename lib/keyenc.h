@@ -1,0 +1,26 @@
+/* keyenc: JSON values as byte strings whose memcmp order is exactly jq's sort order:
+ * null < false < true < numbers < strings (by code point) < arrays (element-wise) <
+ * objects (sorted key sets, then values). SQLite compares BLOBs with memcmp, so an
+ * ordered store needs no custom collation. A buffer is owned by its user. */
+#ifndef SS_KEYENC_H
+#define SS_KEYENC_H
+#include <jv.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct ss_buf {
+	char *data;
+	size_t len, cap;
+} ss_buf;
+void ss_buf_reset(ss_buf *b);
+void ss_buf_add(ss_buf *b, const void *p, size_t n);
+void ss_buf_free(ss_buf *b);
+
+/* Append the encoding of v (not consumed) to b. */
+void ss_keyenc_jv(ss_buf *b, jv v);
+/* Encode a key for a prefix scan: strings and arrays without their terminator, so every
+ * key that extends it (a longer string, an array with more elements) starts with it. */
+void ss_keyenc_prefix(ss_buf *b, jv v);
+/* Encode from raw JSON text of one valid value (fast path); false if not valid. */
+bool ss_keyenc_raw(ss_buf *b, const char *p, size_t len);
+#endif

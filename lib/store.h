@@ -1,0 +1,60 @@
+/* store: an ordered key/value store in a SQLite file (WAL: one writer, many readers).
+ * Keys are any JSON value, ordered as jq sorts them (keyenc); values are JSON text.
+ * Writes are batched into transactions that also carry the applied input offsets
+ * (topic, partition -> offset), which makes replay idempotent and crash-safe at once.
+ * A store handle owns its sqlite3 connection; cursors and returned strings are owned by
+ * the caller as stated per function. Other modules may add tables to the same file
+ * through ss_store_db(). */
+#ifndef SS_STORE_H
+#define SS_STORE_H
+#include <jv.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+typedef struct ss_store ss_store;
+enum { SS_STORE_READONLY = 1 };
+/* Open or create. On failure: message and exit 75 (busy/locked/unavailable) or 1. */
+ss_store *ss_store_open(const char *path, int flags);
+/* Commit any open transaction and close. */
+void ss_store_close(ss_store *s);
+sqlite3 *ss_store_db(ss_store *s);
+const char *ss_store_path(const ss_store *s);
+
+/* Writes join an open batch (begun on demand); commit ends it. ss_store_maybe_commit
+ * commits once the batch holds `batch` writes (10000 is a good default). */
+void ss_store_commit(ss_store *s);
+void ss_store_maybe_commit(ss_store *s, int batch);
+/* Idle hook for a reader: commits the open batch (latency for trickles). */
+void ss_store_idle(void *s);
+
+/* key_json: the key's canonical JSON text (for display); enc: its keyenc bytes. */
+void ss_store_put(ss_store *s, jv key, const char *value, size_t vlen);
+void ss_store_put_enc(ss_store *s, const char *enc, size_t enclen, const char *key_json,
+		      size_t klen, const char *value, size_t vlen);
+/* Value of key as a malloc'd NUL-terminated string (caller frees), or NULL. */
+char *ss_store_get(ss_store *s, jv key);
+bool ss_store_del(ss_store *s, jv key);
+int64_t ss_store_count(ss_store *s);
+
+/* Ordered scans. from/to are inclusive bounds (jv_invalid() for none); backwards starts
+ * at the last key <= from. prefix (jv_invalid() for none) limits to keys extending it. */
+typedef struct ss_cursor ss_cursor;
+ss_cursor *ss_store_scan(ss_store *s, jv from, jv to, jv prefix, bool backwards);
+/* Next row: key and value JSON text, valid until the next call. 1 row, 0 done. */
+int ss_cursor_next(ss_cursor *c, const char **key, const char **value);
+void ss_cursor_free(ss_cursor *c);
+
+/* Retention: keep the newest n keys (by key order); delete the rest. Returns deleted. */
+int64_t ss_store_retain_count(ss_store *s, int64_t n);
+/* Delete every key whose first time component (the key itself if a number/time string,
+ * else its last array element read as a time) is older than newest minus age. */
+int64_t ss_store_retain_age(ss_store *s, int64_t age_ns, int unit);
+
+/* Applied offsets, in the same transaction as state changes. -1 when none. */
+int64_t ss_store_offset_get(ss_store *s, const char *topic, int32_t partition);
+void ss_store_offset_set(ss_store *s, const char *topic, int32_t partition, int64_t offset);
+/* Iterate all applied offsets: cb(topic, partition, offset, arg). */
+void ss_store_offsets_each(ss_store *s, void (*cb)(const char *, int32_t, int64_t, void *), void *arg);
+#endif
