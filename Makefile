@@ -80,3 +80,15 @@ check-integration: all
 
 demo: deps all
 	scripts/demo
+
+bench-deps: deps all
+	bench/deps
+
+bench: bench-deps
+	bench/run
+
+torture: all
+	tests/torture/run
+
+fuzz:
+	tests/fuzz/run $(FUZZ_SECONDS)
