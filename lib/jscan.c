@@ -395,6 +395,7 @@ ss_jpath_parse(const char *expr)
 		goto no;
 	return jp;
 no:
+	free(jp->steps[jp->nsteps].key); /* a step parsed but not counted */
 	ss_jpath_free(jp);
 	return NULL;
 }
