@@ -79,6 +79,23 @@ hexval(char c)
 	return -1;
 }
 
+/* The value of 4 hex digits at p (before end), or -1. */
+static long
+hex4(const unsigned char *p, const unsigned char *end)
+{
+	long v = 0;
+
+	if (end - p < 4)
+		return -1;
+	for (int i = 0; i < 4; i++) {
+		int h = hexval((char)p[i]);
+		if (h < 0)
+			return -1;
+		v = v << 4 | h;
+	}
+	return v;
+}
+
 /* p at the opening quote; returns the byte after the closing quote or NULL. */
 static const char *
 scan_string(const char *p, const char *end, const char **why)
@@ -94,11 +111,20 @@ scan_string(const char *p, const char *end, const char **why)
 				break;
 			c = q[1];
 			if (c == 'u') {
-				if (e - q < 6 || hexval(q[2]) < 0 || hexval(q[3]) < 0 || hexval(q[4]) < 0 || hexval(q[5]) < 0) {
+				long cp = hex4(q + 2, e);
+				if (cp < 0) {
 					*why = "invalid \\u escape in string";
 					return NULL;
 				}
 				q += 6;
+				/* a high surrogate needs its low half next, as jq's parser requires */
+				if (cp >= 0xD800 && cp <= 0xDBFF) {
+					if (e - q < 2 || q[0] != '\\' || q[1] != 'u' || (cp = hex4(q + 2, e)) < 0xDC00 || cp > 0xDFFF) {
+						*why = "invalid \\u surrogate pair in string";
+						return NULL;
+					}
+					q += 6;
+				}
 				continue;
 			}
 			if (!strchr("\"\\/bfnrt", (int)c) || c == 0) {
