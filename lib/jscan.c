@@ -426,6 +426,49 @@ no:
 	return NULL;
 }
 
+/* UTF-8 bytes of code point cp into out; returns their count. */
+static size_t
+utf8_put(unsigned long cp, char *out)
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xC0 | cp >> 6);
+		out[1] = (char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xE0 | cp >> 12);
+		out[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+		out[2] = (char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	out[0] = (char)(0xF0 | cp >> 18);
+	out[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+	out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+	out[3] = (char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
+/* Decode the \u escape at q (after the 'u') of a valid string, as jq does: a surrogate
+ * pair is one code point, a lone low surrogate U+FFFD. Advances *q. */
+static unsigned long
+unescape_u(const char **q, const char *end)
+{
+	const unsigned char *u = (const unsigned char *)*q;
+	unsigned long cp = (unsigned long)hex4(u, (const unsigned char *)end);
+
+	*q += 4;
+	if (cp >= 0xD800 && cp <= 0xDBFF) { /* jscan checked that the low half follows */
+		cp = 0x10000 + ((cp - 0xD800) << 10) + ((unsigned long)hex4(u + 6, (const unsigned char *)end) - 0xDC00);
+		*q += 6;
+	} else if (cp >= 0xDC00 && cp <= 0xDFFF)
+		cp = 0xFFFD;
+	return cp;
+}
+
 /* Compare a raw JSON string literal [p,e) (quotes included) with key; handles escapes. */
 static bool
 key_equals(const char *p, const char *e, const char *key, size_t keylen)
@@ -436,28 +479,23 @@ key_equals(const char *p, const char *e, const char *key, size_t keylen)
 	if (memchr(q, '\\', (size_t)(end - q)) == NULL)
 		return (size_t)(end - q) == keylen && memcmp(q, key, keylen) == 0;
 	while (q < end) {
-		char c = *q++;
-		if (c == '\\') {
-			c = *q++;
-			switch (c) {
-			case 'b': c = '\b'; break;
-			case 'f': c = '\f'; break;
-			case 'n': c = '\n'; break;
-			case 'r': c = '\r'; break;
-			case 't': c = '\t'; break;
-			case 'u': {
-				unsigned cp = (unsigned)(hexval(q[0]) << 12 | hexval(q[1]) << 8 | hexval(q[2]) << 4 | hexval(q[3]));
-				q += 4;
-				if (cp >= 0x80)
-					return false; /* non-ASCII escapes in path keys: let jq decide */
-				c = (char)cp;
-				break;
-			}
-			default: break;
+		char c[4];
+		size_t n = 1;
+		c[0] = *q++;
+		if (c[0] == '\\') {
+			switch (*q++) {
+			case 'b': c[0] = '\b'; break;
+			case 'f': c[0] = '\f'; break;
+			case 'n': c[0] = '\n'; break;
+			case 'r': c[0] = '\r'; break;
+			case 't': c[0] = '\t'; break;
+			case 'u': n = utf8_put(unescape_u(&q, end), c); break;
+			default: c[0] = q[-1]; break;
 			}
 		}
-		if (i >= keylen || key[i++] != c)
+		if (keylen - i < n || memcmp(key + i, c, n) != 0)
 			return false;
+		i += n;
 	}
 	return i == keylen;
 }
