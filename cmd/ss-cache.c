@@ -46,19 +46,29 @@ struct put {
 
 static struct put P; /* one per process; the atexit handler needs it */
 
-/* Commit the batch, apply retention, then release the --tee output of what is now durable. */
+/* Apply retention and commit the batch. Its --tee output is written out (to the pipe,
+ * where a kill of this process cannot take it back) before the commit: once the records
+ * count as applied a restart never reads them again, so output still in our buffer at a
+ * kill would be lost downstream. A kill between the write and the commit replays the
+ * batch instead, so --tee is at-least-once, like Kafka delivery. */
 static void
 commit(struct put *p)
 {
+	if (p->tee && p->pending.len) {
+		/* taken out first: a closed pipe exits from the write, and the atexit handler
+		 * comes back here to commit */
+		ss_buf out = p->pending;
+		p->pending = (ss_buf){0};
+		ss_writer_write(p->out, out.data, out.len);
+		ss_writer_flush(p->out);
+		p->pending = out;
+		ss_buf_reset(&p->pending);
+	}
 	if (p->retain_count > 0)
 		ss_store_retain_count(p->store, p->retain_count);
 	if (p->retain_age > 0)
 		ss_store_retain_age(p->store, p->retain_age);
 	ss_store_commit(p->store);
-	if (p->tee && p->pending.len) {
-		ss_writer_write(p->out, p->pending.data, p->pending.len);
-		ss_buf_reset(&p->pending);
-	}
 	p->pending_records = 0;
 }
 
