@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""Crash-safety harness: run a stateful ss pipeline on a large input, SIGKILL it at
+random moments, restart it the way a consumer resuming from the stored offsets would
+(rewinding a random amount, so records are replayed), and check the invariants after
+every kill and at the end:
+
+  - the state file opens and PRAGMA integrity_check says ok;
+  - the applied records (ss_offsets) are exactly a prefix of the input: nothing lost;
+  - the state equals applying that prefix once, in order: nothing applied twice or out
+    of order (keys repeat, so a replayed older record would show);
+  - the final state (and output) equals an uninterrupted run's.
+
+usage: crash.py SUITE...   (suites: cache, cache-tee, diskfull; see SUITES)
+Environment: SEED (default 1), KILLS per suite (default 50), RECORDS (default 200000).
+Prints one figure line per suite; exits 1 if any invariant failed.
+"""
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = os.path.join(ROOT, "bin")
+SEED = int(os.environ.get("SEED", "1"))
+KILLS = int(os.environ.get("KILLS", "50"))
+RECORDS = int(os.environ.get("RECORDS", "200000"))
+PARTITIONS = 4
+KEYS = 5000
+REWIND = 3000  # records a restart re-reads before the first unapplied one, at most
+
+
+class Failed(Exception):
+    pass
+
+
+class Figures:
+    def __init__(self, name):
+        self.name = name
+        self.kills = self.checks = self.restarts = self.cycles = 0
+        self.replayed = 0
+        self.notes = []
+
+    def line(self, ok):
+        extra = "".join("; " + n for n in self.notes)
+        return (f"crash {self.name:<10} {'ok' if ok else 'FAILED'}: seed {SEED}, {self.kills} kills, "
+                f"{self.restarts} restarts, {self.cycles} full runs compared, "
+                f"{self.checks} invariant checks, {self.replayed} records replayed{extra}")
+
+
+def make_input(rng, n):
+    """Envelope records over PARTITIONS partitions, interleaved, keys repeating."""
+    next_off = [rng.randrange(0, 1000) for _ in range(PARTITIONS)]
+    lines, part, off, key = [], [], [], []
+    for i in range(n):
+        p = rng.randrange(PARTITIONS)
+        o = next_off[p]
+        next_off[p] += rng.choice((1, 1, 1, 2))  # gaps, as compacted topics have
+        k = "k%d" % rng.randrange(KEYS)
+        rec = {"topic": "torture", "partition": p, "offset": o, "timestamp": 1672567200000 + i,
+               "key": k, "value": {"n": i, "pad": "x" * rng.randrange(0, 80)}, "headers": {}}
+        lines.append(json.dumps(rec, separators=(",", ":")).encode() + b"\n")
+        part.append(p)
+        off.append(o)
+        key.append(json.dumps(k))
+    return lines, part, off, key
+
+
+class Input:
+    def __init__(self, rng, n):
+        self.lines, self.part, self.off, self.key = make_input(rng, n)
+        self.n = n
+        self.starts = [0]
+        for ln in self.lines:
+            self.starts.append(self.starts[-1] + len(ln))
+        self.data = b"".join(self.lines)
+
+    def slice(self, i):
+        return self.data[self.starts[i]:]
+
+    def cut(self, offsets):
+        """Index of the first record not applied under the stored offsets; checks that the
+        applied records are exactly input[:cut]."""
+        last = {}
+        i = 0
+        while i < self.n and self.off[i] <= offsets.get(self.part[i], -1):
+            last[self.part[i]] = self.off[i]
+            i += 1
+        for p, o in offsets.items():
+            if last.get(p, -1) != o:
+                raise Failed(f"stored offset {o} of partition {p} is not the input prefix's "
+                             f"({last.get(p, -1)}): a record was lost or applied out of order")
+        return i
+
+
+def feed(proc, data):
+    try:
+        view = memoryview(data)
+        for i in range(0, len(view), 1 << 16):
+            proc.stdin.write(view[i:i + (1 << 16)])
+        proc.stdin.close()
+    except (BrokenPipeError, ValueError, OSError):
+        pass
+
+
+def run(cmd, data, kill_after=None, stdout=subprocess.DEVNULL, env=None):
+    """Run cmd on data; SIGKILL after kill_after seconds. Returns (status, stderr, killed)."""
+    errf = tempfile.TemporaryFile()
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=stdout, stderr=errf, env=env)
+    t = threading.Thread(target=feed, args=(proc, data), daemon=True)
+    t.start()
+    killed = False
+    try:
+        proc.wait(timeout=kill_after)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        killed = True
+    t.join()
+    errf.seek(0)
+    err = errf.read().decode(errors="replace")
+    return proc.returncode, err, killed
+
+
+def open_checked(db):
+    """Open the state like a restarting tool would and check its integrity."""
+    con = sqlite3.connect(db, timeout=10)
+    res = con.execute("PRAGMA integrity_check").fetchall()
+    if res != [("ok",)]:
+        raise Failed(f"{db}: integrity_check: {res[:3]}")
+    return con
+
+
+def stored_offsets(con, topic="torture"):
+    try:
+        return dict(con.execute("SELECT partition, offset FROM ss_offsets WHERE topic = ?", (topic,)))
+    except sqlite3.OperationalError:
+        return {}  # killed before the schema was committed
+
+
+def cache_state(con):
+    try:
+        return dict(con.execute("SELECT key, value FROM ss_kv"))
+    except sqlite3.OperationalError:
+        return {}
+
+
+class Expected:
+    """Last writer per key over input[:cut], advanced incrementally."""
+
+    def __init__(self, inp):
+        self.inp, self.pos, self.state = inp, 0, {}
+
+    def at(self, cut):
+        if cut < self.pos:
+            raise Failed(f"committed records went missing: applied prefix shrank from {self.pos} to {cut}")
+        for i in range(self.pos, cut):
+            self.state[self.inp.key[i]] = self.inp.lines[i][:-1].decode()
+        self.pos = cut
+        return self.state
+
+
+def check_cache(db, inp, exp, fig):
+    con = open_checked(db)
+    offs = stored_offsets(con)
+    cut = inp.cut(offs)
+    got = cache_state(con)
+    con.close()
+    want = exp.at(cut)
+    if got != want:
+        diff = [k for k in set(got) | set(want) if got.get(k) != want.get(k)]
+        raise Failed(f"state after {cut} records differs from applying them once, in order: "
+                     f"{len(diff)} keys, e.g. {diff[:2]}")
+    fig.checks += 1
+    return cut
+
+
+def suite_cache(rng, inp, fig, tee):
+    work = tempfile.mkdtemp(prefix="ss-crash-")
+    try:
+        # the uninterrupted run: reference state, output and duration
+        ref_db = os.path.join(work, "ref.db")
+        cmd = [os.path.join(BIN, "ss-cache"), ref_db, "put"] + (["--tee"] if tee else [])
+        with open(os.path.join(work, "ref.out"), "wb") as out:
+            t0 = time.monotonic()
+            st, err, _ = run(cmd, inp.data, stdout=out)
+            t_ref = time.monotonic() - t0
+        if st != 0:
+            raise Failed(f"reference run exited {st}: {err}")
+        con = open_checked(ref_db)
+        ref_state, ref_offs = cache_state(con), stored_offsets(con)
+        con.close()
+        if ref_state != Expected(inp).at(inp.n):
+            raise Failed("the uninterrupted run's state is not the input's last writers")
+        lost = dup = 0
+        while fig.kills < KILLS:
+            fig.cycles += 1
+            db = os.path.join(work, f"c{fig.cycles}.db")
+            cmd[1] = db
+            exp = Expected(inp)
+            pos = 0
+            outs = []
+            while True:
+                outp = os.path.join(work, f"c{fig.cycles}.{fig.restarts}.out")
+                outs.append(outp)
+                # kill somewhere in the remaining work, sometimes very early (during open)
+                remaining = t_ref * (inp.n - pos) / inp.n
+                delay = rng.choice((rng.uniform(0, 0.05), rng.uniform(0, remaining * 1.1)))
+                with open(outp, "wb") as out:
+                    st, err, killed = run(cmd, inp.slice(pos), kill_after=delay, stdout=out)
+                if not killed and st != 0:
+                    raise Failed(f"run exited {st}: {err.strip()}")
+                cut = check_cache(db, inp, exp, fig)
+                if not killed:
+                    break
+                fig.kills += 1
+                fig.restarts += 1
+                pos = max(0, cut - rng.randrange(REWIND))
+                fig.replayed += cut - pos
+            con = open_checked(db)
+            if cache_state(con) != ref_state or stored_offsets(con) != ref_offs:
+                raise Failed(f"cycle {fig.cycles}: final state differs from the uninterrupted run's")
+            con.close()
+            fig.checks += 1
+            if tee:
+                l, d = tee_loss(inp, outs)
+                lost += l
+                dup += d
+        if tee:
+            fig.notes.append(f"--tee output over all cycles: {lost} records lost, {dup} duplicated")
+            if lost:
+                raise Failed(f"--tee lost {lost} committed records across kills")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def tee_loss(inp, outs):
+    """Records of the input missing from, or repeated in, the union of the --tee outputs."""
+    seen = {}
+    for p in outs:
+        with open(p, "rb") as f:
+            for ln in f:
+                seen[ln] = seen.get(ln, 0) + 1
+    lost = sum(1 for ln in inp.lines if ln not in seen)
+    dup = sum(c - 1 for c in seen.values())
+    return lost, dup
+
+
+SUITES = {
+    "cache": lambda rng, inp, fig: suite_cache(rng, inp, fig, tee=False),
+    "cache-tee": lambda rng, inp, fig: suite_cache(rng, inp, fig, tee=True),
+}
+
+
+def main(argv):
+    names = argv[1:] or list(SUITES)
+    inp = Input(random.Random(SEED), RECORDS)
+    ok = True
+    for name in names:
+        rng = random.Random(f"{SEED}:{name}")
+        fig = Figures(name)
+        try:
+            SUITES[name](rng, inp, fig)
+            print(fig.line(True), flush=True)
+        except Failed as e:
+            ok = False
+            print(fig.line(False) + f": {e}", flush=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
