@@ -97,6 +97,25 @@ connectable() {
   assert_output e
 }
 
+@test "what the librdkafka mock lacks works here: offsets by time, headers, idempotence, transactions" {
+  t=$(kafka_topic_name)
+  kafka_create_topic "$t" 1
+  printf 'a\nb\n' | kcat -P -b "$BROKERS" -t "$t" -X enable.idempotence=true -H h1=v1 -H h2=v2
+  sleep 0.3
+  since=$(date +%s%3N)
+  sleep 0.3
+  printf 'c\nd\n' | timeout 60 kcat -P -b "$BROKERS" -t "$t" -X "transactional.id=tx-$t"
+  run kcat -C -b "$BROKERS" -t "$t" -o beginning -e -q -X isolation.level=read_committed -f '%o %s %h\n'
+  assert_success
+  assert_output $'0 a h1=v1,h2=v2\n1 b h1=v1,h2=v2\n2 c \n3 d '
+  # ListOffsets by timestamp (the mock always answers -1).
+  run kcat -Q -b "$BROKERS" -t "$t:0:$since"
+  assert_success
+  assert_output "$t [0] offset 2"
+  run kcat -C -b "$BROKERS" -t "$t" -o "s@$since" -e -q -f '%s\n'
+  assert_output $'c\nd'
+}
+
 @test "kafka-topic creates a 4-partition topic that kcat sees with leaders" {
   t=$(kafka_topic_name four)
   run "$SS_SCRIPTS/kafka-topic" "$BROKERS" "$t" 4
