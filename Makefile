@@ -23,8 +23,9 @@ MANPAGES := $(wildcard man/*.1 man/*.7)
 
 # Debian packages the build, the tests and the demo need (make deps installs them).
 DEB_PKGS := build-essential librdkafka-dev libsqlite3-dev libjq-dev jq sqlite3 \
-            bats bats-assert bats-support kcat bc time valgrind python3 mandoc
-# Kafka for the integration suite comes from Maven Central via scripts/kafka-up (Java 17+).
+            bats bats-assert bats-support kcat bc time valgrind python3 mandoc \
+            openjdk-17-jdk-headless maven
+# Kafka for the integration suite: its jars come from Maven Central (scripts/kafka-fetch).
 
 # keep objects between builds (make would delete them as intermediates)
 .SECONDARY:
