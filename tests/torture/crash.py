@@ -49,7 +49,8 @@ class Figures:
 
     def line(self, ok):
         extra = "".join("; " + n for n in self.notes)
-        return (f"crash {self.name:<10} {'ok' if ok else 'FAILED'}: seed {SEED}, {self.kills} kills, "
+        what = "disk-full stops" if self.name == "diskfull" else "kills"
+        return (f"crash {self.name:<10} {'ok' if ok else 'FAILED'}: seed {SEED}, {self.kills} {what}, "
                 f"{self.restarts} restarts, {self.cycles} full runs compared, "
                 f"{self.checks} invariant checks, {self.replayed} records replayed{extra}")
 
@@ -240,6 +241,171 @@ def suite_cache(rng, inp, fig, tee):
         shutil.rmtree(work, ignore_errors=True)
 
 
+class PartitionExpected:
+    """Per partition: last writer per key over the partition's records up to an offset."""
+
+    def __init__(self, inp):
+        self.inp = inp
+        self.idx = {p: [i for i in range(inp.n) if inp.part[i] == p] for p in range(PARTITIONS)}
+        self.pos = {p: 0 for p in range(PARTITIONS)}
+        self.state = {p: {} for p in range(PARTITIONS)}
+
+    def at(self, p, offset):
+        """State of partition p with every record up to offset applied; returns (state,
+        index in the input of its first unapplied record)."""
+        idx, inp = self.idx[p], self.inp
+        while self.pos[p] < len(idx) and inp.off[idx[self.pos[p]]] <= offset:
+            i = idx[self.pos[p]]
+            self.state[p][inp.key[i]] = inp.lines[i][:-1].decode()
+            self.pos[p] += 1
+        if self.pos[p] > 0 and inp.off[idx[self.pos[p] - 1]] != offset:
+            raise Failed(f"partition {p}: stored offset {offset} is no record's offset")
+        return self.state[p], idx[self.pos[p]] if self.pos[p] < len(idx) else inp.n
+
+
+def check_statedir(d, inp, exp, fig, seen):
+    """Every file opens; each holds one partition's applied prefix, applied once in order.
+    Returns the input index of the first record some partition has not applied."""
+    first = inp.n
+    files = {}
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".db"):
+            con = open_checked(os.path.join(d, name))
+            files[name] = (stored_offsets(con), cache_state(con))
+            con.close()
+    for p in range(PARTITIONS):
+        name = f"torture-{p}.db"
+        offs, got = files.get(name, ({}, {}))
+        if set(offs) - {p}:
+            raise Failed(f"{name} holds offsets of partitions {sorted(offs)}")
+        o = offs.get(p, -1)
+        if o < seen.get(p, -1):
+            raise Failed(f"partition {p}: committed offset went back from {seen[p]} to {o}")
+        seen[p] = o
+        want, nxt = exp.at(p, o)
+        if got != want:
+            raise Failed(f"{name}: state at offset {o} differs from applying its records once, in order")
+        first = min(first, nxt)
+    fig.checks += 1
+    return first
+
+
+def suite_statedir(rng, inp, fig):
+    """ss-cache --state-dir: one file per topic-partition, committed one after another."""
+    work = tempfile.mkdtemp(prefix="ss-crash-")
+    try:
+        ref = os.path.join(work, "ref")
+        cmd = [os.path.join(BIN, "ss-cache"), "--state-dir", ref, "put"]
+        t0 = time.monotonic()
+        st, err, _ = run(cmd, inp.data)
+        t_ref = time.monotonic() - t0
+        if st != 0:
+            raise Failed(f"reference run exited {st}: {err}")
+        ref_dump = dump_dir(ref)
+        while fig.kills < KILLS:
+            fig.cycles += 1
+            d = os.path.join(work, f"c{fig.cycles}")
+            cmd[2] = d
+            exp, seen, pos = PartitionExpected(inp), {}, 0
+            while True:
+                remaining = t_ref * (inp.n - pos) / inp.n
+                delay = rng.choice((rng.uniform(0, 0.05), rng.uniform(0, remaining * 1.1)))
+                st, err, killed = run(cmd, inp.slice(pos), kill_after=delay)
+                if not killed and st != 0:
+                    raise Failed(f"run exited {st}: {err.strip()}")
+                first = check_statedir(d, inp, exp, fig, seen) if os.path.isdir(d) else 0
+                if not killed:
+                    break
+                fig.kills += 1
+                fig.restarts += 1
+                pos = max(0, first - rng.randrange(REWIND))
+                fig.replayed += first - pos
+            if dump_dir(d) != ref_dump:
+                raise Failed(f"cycle {fig.cycles}: final state differs from the uninterrupted run's")
+            fig.checks += 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def dump_dir(d):
+    out = {}
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".db"):
+            con = open_checked(os.path.join(d, name))
+            out[name] = (stored_offsets(con), cache_state(con))
+            con.close()
+    return out
+
+
+def can_mount():
+    if os.geteuid() != 0:
+        return False
+    d = tempfile.mkdtemp(prefix="ss-mnt-")
+    ok = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", d],
+                        stderr=subprocess.DEVNULL).returncode == 0
+    if ok:
+        subprocess.run(["umount", d])
+    os.rmdir(d)
+    return ok
+
+
+def suite_diskfull(rng, inp, fig):
+    """The state directory fills up (a small tmpfs, or RLIMIT_FSIZE without root): a clear
+    error and exit 1, the state opens and holds an applied prefix, and a restart with room
+    completes to the uninterrupted run's state."""
+    work = tempfile.mkdtemp(prefix="ss-full-")
+    mnt = os.path.join(work, "mnt")
+    os.mkdir(mnt)
+    mounted = can_mount()
+    fig.notes.append("small tmpfs" if mounted else "RLIMIT_FSIZE (not root: no tmpfs)")
+    try:
+        ref_db = os.path.join(work, "ref.db")
+        st, err, _ = run([os.path.join(BIN, "ss-cache"), ref_db, "put"], inp.data)
+        con = open_checked(ref_db)
+        ref_state, ref_offs = cache_state(con), stored_offsets(con)
+        con.close()
+        trials = max(6, KILLS // 8)
+        for trial in range(trials):
+            size = rng.randrange(64, 4096) * 1024
+            tee = trial % 2 == 1
+            if mounted:
+                subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", mnt], check=True)
+            db = os.path.join(mnt, "st.db")
+            cmd = [os.path.join(BIN, "ss-cache"), db, "put"] + (["--tee"] if tee else [])
+            limited = cmd if mounted else ["prlimit", f"--fsize={size}"] + cmd
+            try:
+                st, err, _ = run(limited, inp.data)
+                if st != 1 or not ("full" in err or "too large" in err) or not err.startswith("ss-cache: "):
+                    raise Failed(f"state on a {size // 1024} KB filesystem: exit {st}, "
+                                 f"want 1 and a clear message: {err.strip()[:200]}")
+                fig.notes.append(f"{size // 1024} KB: exit {st}: {err.strip().splitlines()[0]}") if trial == 0 else None
+                exp = Expected(inp)
+                cut = check_cache(db, inp, exp, fig)
+                if mounted:  # room again, as after an operator frees space
+                    subprocess.run(["mount", "-o", "remount,size=1g", mnt], check=True)
+                pos = max(0, cut - rng.randrange(REWIND))
+                fig.replayed += cut - pos
+                fig.restarts += 1
+                st, err, _ = run(cmd, inp.slice(pos))
+                if st != 0:
+                    raise Failed(f"restart with room exited {st}: {err.strip()}")
+                check_cache(db, inp, exp, fig)
+                con = open_checked(db)
+                if cache_state(con) != ref_state or stored_offsets(con) != ref_offs:
+                    raise Failed("after the restart with room, the state differs from an uninterrupted run's")
+                con.close()
+                fig.cycles += 1
+                fig.kills += 1  # counted as faults: disk-full stops
+            finally:
+                if mounted:
+                    subprocess.run(["umount", mnt])
+                else:
+                    for f in os.listdir(mnt):
+                        os.unlink(os.path.join(mnt, f))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def tee_loss(inp, outs):
     """Records of the input missing from, or repeated in, the union of the --tee outputs."""
     seen = {}
@@ -255,6 +421,8 @@ def tee_loss(inp, outs):
 SUITES = {
     "cache": lambda rng, inp, fig: suite_cache(rng, inp, fig, tee=False),
     "cache-tee": lambda rng, inp, fig: suite_cache(rng, inp, fig, tee=True),
+    "statedir": suite_statedir,
+    "diskfull": suite_diskfull,
 }
 
 
