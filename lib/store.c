@@ -59,7 +59,9 @@ die_sqlite(ss_store *s, int rc, const char *what)
 	 * must not commit what is left of it, above all not its offsets alone, in autocommit,
 	 * which would mark the lost records applied. Closing without commit rolls back. */
 	s->in_txn = false;
-	ss_diag_die(code, "%s: %s: %s", s->path, what, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+	int err = s->db ? sqlite3_system_errno(s->db) : 0;
+	ss_diag_die(code, "%s: %s: %s%s%s%s", s->path, what, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc),
+		    err ? " (" : "", err ? strerror(err) : "", err ? ")" : "");
 }
 
 static void
