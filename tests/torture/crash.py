@@ -10,7 +10,7 @@ every kill and at the end:
     of order (keys repeat, so a replayed older record would show);
   - the final state (and output) equals an uninterrupted run's.
 
-usage: crash.py SUITE...   (suites: cache, cache-tee, diskfull; see SUITES)
+usage: crash.py [--list | SUITE...]   (no SUITE: all of them; see SUITES)
 Environment: SEED (default 1), KILLS per suite (default 50), RECORDS (default 200000).
 Prints one figure line per suite; exits 1 if any invariant failed.
 """
@@ -373,7 +373,9 @@ def suite_diskfull(rng, inp, fig):
         for trial in range(trials):
             kind = ("plain", "tee", "big")[trial % 3]
             data = big if kind == "big" else inp
-            size = rng.randrange(64, 4096 if kind != "big" else 32768) * 1024
+            # somewhere short of the room the final state needs
+            need = sum(len(v) for v in Expected(data).at(data.n).values())
+            size = max(64 << 10, int(need * rng.uniform(0.1, 0.9)))
             if mounted:
                 subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", mnt], check=True)
             db = os.path.join(mnt, "st.db")
@@ -436,6 +438,9 @@ SUITES = {
 
 
 def main(argv):
+    if argv[1:] == ["--list"]:
+        print("\n".join(SUITES))
+        return 0
     names = argv[1:] or list(SUITES)
     inp = Input(random.Random(SEED), RECORDS)
     ok = True
