@@ -27,7 +27,7 @@ import threading
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BIN = os.path.join(ROOT, "bin")
+BIN = os.environ.get("SS_BIN", os.path.join(ROOT, "bin"))
 SEED = int(os.environ.get("SEED", "1"))
 KILLS = int(os.environ.get("KILLS", "50"))
 RECORDS = int(os.environ.get("RECORDS", "200000"))
@@ -45,6 +45,7 @@ class Figures:
         self.name = name
         self.kills = self.checks = self.restarts = self.cycles = 0
         self.replayed = 0
+        self.cycle_limit = KILLS
         self.notes = []
 
     def line(self, ok):
@@ -129,6 +130,15 @@ def run(cmd, data, kill_after=None, stdout=subprocess.DEVNULL, env=None):
     return proc.returncode, err, killed
 
 
+def kill_delay(rng, fig, remaining):
+    """When to kill the next run: often early (opening the state, replaying), otherwise
+    anywhere in the work that remains, start-up included. None: let it finish, once the
+    suite has its kills (a cycle then ends with a full comparison)."""
+    if fig.kills >= fig.cycle_limit:
+        return None
+    return rng.choice((rng.uniform(0, 0.05), rng.uniform(0, 0.1 + remaining * 1.1)))
+
+
 def open_checked(db):
     """Open the state like a restarting tool would and check its integrity."""
     con = sqlite3.connect(db, timeout=10)
@@ -202,6 +212,7 @@ def suite_cache(rng, inp, fig, tee):
         lost = dup = 0
         while fig.kills < KILLS:
             fig.cycles += 1
+            fig.cycle_limit = min(KILLS, fig.kills + (KILLS + 2) // 3)  # about 3 cycles a suite
             db = os.path.join(work, f"c{fig.cycles}.db")
             cmd[1] = db
             exp = Expected(inp)
@@ -211,8 +222,7 @@ def suite_cache(rng, inp, fig, tee):
                 outp = os.path.join(work, f"c{fig.cycles}.{fig.restarts}.out")
                 outs.append(outp)
                 # kill somewhere in the remaining work, sometimes very early (during open)
-                remaining = t_ref * (inp.n - pos) / inp.n
-                delay = rng.choice((rng.uniform(0, 0.05), rng.uniform(0, remaining * 1.1)))
+                delay = kill_delay(rng, fig, t_ref * (inp.n - pos) / inp.n)
                 with open(outp, "wb") as out:
                     st, err, killed = run(cmd, inp.slice(pos), kill_after=delay, stdout=out)
                 if not killed and st != 0:
@@ -304,12 +314,12 @@ def suite_statedir(rng, inp, fig):
         ref_dump = dump_dir(ref)
         while fig.kills < KILLS:
             fig.cycles += 1
+            fig.cycle_limit = min(KILLS, fig.kills + (KILLS + 2) // 3)  # about 3 cycles a suite
             d = os.path.join(work, f"c{fig.cycles}")
             cmd[2] = d
             exp, seen, pos = PartitionExpected(inp), {}, 0
             while True:
-                remaining = t_ref * (inp.n - pos) / inp.n
-                delay = rng.choice((rng.uniform(0, 0.05), rng.uniform(0, remaining * 1.1)))
+                delay = kill_delay(rng, fig, t_ref * (inp.n - pos) / inp.n)
                 st, err, killed = run(cmd, inp.slice(pos), kill_after=delay)
                 if not killed and st != 0:
                     raise Failed(f"run exited {st}: {err.strip()}")
@@ -417,6 +427,115 @@ def suite_diskfull(rng, inp, fig):
         shutil.rmtree(work, ignore_errors=True)
 
 
+class AsofInput:
+    """Two enveloped streams: left (activity) in time order, right (weather) running up to
+    20 s out of order, one record in ten up to 10 min: late beyond --grace 30s."""
+
+    def __init__(self, rng, n):
+        self.n = n
+        self.left, self.right = [], []
+        for i in range(n):
+            self.left.append(json.dumps({"topic": "act", "partition": 0, "offset": i, "value": {
+                "t": 10**9 + i * 10 + rng.randrange(6), "station": "s%d" % rng.randrange(50), "n": i}},
+                separators=(",", ":")).encode() + b"\n")
+            late = rng.randrange(20) if rng.random() < 0.9 else rng.randrange(600)
+            self.right.append(json.dumps({"topic": "wx", "partition": 0, "offset": i, "value": {
+                "t": 10**9 + i * 10 - late, "station": "s%d" % rng.randrange(50), "w": i}},
+                separators=(",", ":")).encode() + b"\n")
+
+    def write(self, d, lcut, rcut):
+        """The inputs of a restart that resumes after the applied offsets."""
+        lp, rp = os.path.join(d, "left"), os.path.join(d, "right")
+        with open(lp, "wb") as f:
+            f.write(b"".join(self.left[lcut:]))
+        with open(rp, "wb") as f:
+            f.write(b"".join(self.right[rcut:]))
+        return lp, rp
+
+
+def reduce_revisions(paths):
+    """Keep the latest revision per left record (the way compaction or an upsert would)."""
+    latest = {}
+    for p in paths:
+        with open(p, "rb") as f:
+            for ln in f:
+                if not ln.endswith(b"\n"):
+                    continue  # cut short by the kill: a reader sees no complete record
+                rec = json.loads(ln)
+                left = rec["left"]
+                ident = (left["topic"], left["partition"], left["offset"])
+                rev = rec.get("revision", 0)
+                if ident not in latest or rev >= latest[ident][0]:
+                    latest[ident] = (rev, left, rec["right"])
+    return {k: (v[1], v[2]) for k, v in latest.items()}
+
+
+def suite_asof(rng, fig, mode, rewind=False):
+    inp = AsofInput(random.Random(f"{SEED}:asof"), max(RECORDS // 2, 2000))
+    work = tempfile.mkdtemp(prefix="ss-crash-")
+    try:
+        def cmd(db, lp, rp):
+            return [os.path.join(BIN, "ss-asof"), lp, rp, "--on", ".value.t", "--by", ".value.station",
+                    "--grace", "30s", "--emit", mode, "--state", db] + \
+                (["--retain", "10h"] if rewind else [])  # history back past the deepest replay
+        lp, rp = inp.write(work, 0, 0)
+        ref_out = os.path.join(work, "ref.out")
+        with open(ref_out, "wb") as out:
+            t0 = time.monotonic()
+            st, err, _ = run(cmd(os.path.join(work, "ref.db"), lp, rp), b"", stdout=out)
+            t_ref = time.monotonic() - t0
+        if st != 0:
+            raise Failed(f"reference run exited {st}: {err}")
+        ref = reduce_revisions([ref_out])
+        if len(ref) != inp.n:
+            raise Failed(f"the uninterrupted run emitted {len(ref)} of {inp.n} left records")
+        while fig.kills < KILLS:
+            fig.cycles += 1
+            fig.cycle_limit = min(KILLS, fig.kills + (KILLS + 2) // 3)  # about 3 cycles a suite
+            db = os.path.join(work, f"c{fig.cycles}.db")
+            outs, seen = [], {}
+            lcut = rcut = 0
+            while True:
+                lp, rp = inp.write(work, lcut, rcut)
+                outp = os.path.join(work, f"c{fig.cycles}.{len(outs)}.out")
+                outs.append(outp)
+                delay = kill_delay(rng, fig, t_ref * (2 * inp.n - lcut - rcut) / (2 * inp.n))
+                with open(outp, "wb") as out:
+                    st, err, killed = run(cmd(db, lp, rp), b"", kill_after=delay, stdout=out)
+                if not killed and st != 0:
+                    raise Failed(f"run exited {st}: {err.strip()}")
+                con = open_checked(db)
+                offs = {t: o for t, o in con.execute("SELECT topic, offset FROM ss_offsets")} \
+                    if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'ss_offsets'").fetchone() else {}
+                con.close()
+                for t in ("act", "wx"):
+                    if offs.get(t, -1) < seen.get(t, -1):
+                        raise Failed(f"applied offset of {t} went back from {seen[t]} to {offs.get(t, -1)}")
+                seen = offs
+                lcut, rcut = offs.get("act", -1) + 1, offs.get("wx", -1) + 1
+                fig.checks += 1
+                if not killed:
+                    break
+                fig.kills += 1
+                fig.restarts += 1
+                if rewind:  # a consumer whose committed offsets lag the state's
+                    back = rng.randrange(REWIND)
+                    fig.replayed += min(back, lcut) + min(back, rcut)
+                    lcut, rcut = max(0, lcut - back), max(0, rcut - back)
+            got = reduce_revisions(outs)
+            missing = [k for k in ref if k not in got]
+            if missing:
+                raise Failed(f"cycle {fig.cycles}: {len(missing)} left records never emitted, e.g. {missing[:2]}")
+            differ = [k for k in ref if got[k] != ref[k]]
+            if differ:
+                k = differ[0]
+                raise Failed(f"cycle {fig.cycles}: {len(differ)} left records end with another match than "
+                             f"the uninterrupted run's, e.g. offset {k[2]}: {got[k][1]} vs {ref[k][1]}")
+            fig.checks += 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def tee_loss(inp, outs):
     """Records of the input missing from, or repeated in, the union of the --tee outputs."""
     seen = {}
@@ -429,11 +548,17 @@ def tee_loss(inp, outs):
     return lost, dup
 
 
-SUITES = {
-    "cache": lambda rng, inp, fig: suite_cache(rng, inp, fig, tee=False),
-    "cache-tee": lambda rng, inp, fig: suite_cache(rng, inp, fig, tee=True),
-    "statedir": suite_statedir,
-    "diskfull": suite_diskfull,
+SUITES = {  # name: (the tool it needs, the suite)
+    "cache": ("ss-cache", lambda rng, inp, fig: suite_cache(rng, inp, fig, tee=False)),
+    "cache-tee": ("ss-cache", lambda rng, inp, fig: suite_cache(rng, inp, fig, tee=True)),
+    "statedir": ("ss-cache", suite_statedir),
+    "diskfull": ("ss-cache", suite_diskfull),
+    "asof-eager": ("ss-asof", lambda rng, inp, fig: suite_asof(rng, fig, "eager")),
+    "asof-defer": ("ss-asof", lambda rng, inp, fig: suite_asof(rng, fig, "defer")),
+    "asof-revise": ("ss-asof", lambda rng, inp, fig: suite_asof(rng, fig, "revise")),
+    "asof-eager-replay": ("ss-asof", lambda rng, inp, fig: suite_asof(rng, fig, "eager", rewind=True)),
+    "asof-defer-replay": ("ss-asof", lambda rng, inp, fig: suite_asof(rng, fig, "defer", rewind=True)),
+    "asof-revise-replay": ("ss-asof", lambda rng, inp, fig: suite_asof(rng, fig, "revise", rewind=True)),
 }
 
 
@@ -445,10 +570,14 @@ def main(argv):
     inp = Input(random.Random(SEED), RECORDS)
     ok = True
     for name in names:
+        tool, suite = SUITES[name]
+        if not os.access(os.path.join(BIN, tool), os.X_OK):
+            print(f"crash {name:<10} skipped: no {tool} built yet", flush=True)
+            continue
         rng = random.Random(f"{SEED}:{name}")
         fig = Figures(name)
         try:
-            SUITES[name](rng, inp, fig)
+            suite(rng, inp, fig)
             print(fig.line(True), flush=True)
         except Failed as e:
             ok = False
