@@ -180,14 +180,17 @@ ss_time_parse_text(const char *p, size_t len, int64_t *ns)
 static bool
 number_to_ns(double v, enum ss_tsunit unit, int64_t *ns, const char **why)
 {
-	static const double scale[] = {1e9, 1e6, 1e3, 1};
-	double x = v * scale[unit];
+	static const int64_t scale[] = {1000000000, 1000000, 1000, 1};
+	double x = v * (double)scale[unit], whole;
 
 	if (!isfinite(x) || fabs(x) > 9.2e18) {
 		*why = "time out of range";
 		return false;
 	}
-	*ns = (int64_t)llround(x);
+	/* Whole units in integers: v * 1e6 in doubles would turn the millisecond Kafka
+	 * timestamp 1672567399999 into ...999000064 ns (doubles have 53 bits). */
+	double frac = modf(v, &whole);
+	*ns = (int64_t)whole * scale[unit] + llround(frac * (double)scale[unit]);
 	return true;
 }
 

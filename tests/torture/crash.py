@@ -536,6 +536,80 @@ def suite_asof(rng, fig, mode, rewind=False):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def suite_checkpoint(rng, inp, fig, verb):
+    """ss-checkpoint heartbeat or pulse as a pass-through filter (no downtime: the pulse's
+    threshold is far away): the marker is the largest event time of exactly the applied
+    records, the offsets a prefix, every record passed on at least once."""
+    work = tempfile.mkdtemp(prefix="ss-crash-")
+    ts_ns = [json.loads(ln)["timestamp"] * 1000000 for ln in inp.lines]
+    max_ns = [0] * (inp.n + 1)
+    for i, t in enumerate(ts_ns):
+        max_ns[i + 1] = max(max_ns[i], t)
+    if verb == "heartbeat":
+        args = ["heartbeat", "act", "wx"]
+        marker_sql = "SELECT marker FROM ss_checkpoint_dependency WHERE checkpoint = 'act' AND name = 'wx'"
+    else:
+        args = ["pulse", "act", "--dependency", "wx=100000d"]
+        marker_sql = "SELECT marker FROM ss_checkpoint WHERE name = 'act'"
+
+    def state(db):
+        con = open_checked(db)
+        try:
+            offs = stored_offsets(con)
+            row = con.execute(marker_sql).fetchone()
+            cp = dict(((p, o) for p, o in con.execute(
+                "SELECT partition, offset FROM ss_checkpoint_offset WHERE checkpoint = 'act'"))) \
+                if verb == "pulse" else None
+        except sqlite3.OperationalError:
+            offs, row, cp = {}, None, {}
+        con.close()
+        return offs, (row[0] if row else None), cp
+
+    try:
+        while fig.kills < KILLS:
+            fig.cycles += 1
+            fig.cycle_limit = min(KILLS, fig.kills + (KILLS + 2) // 3)
+            db = os.path.join(work, f"c{fig.cycles}.db")
+            cmd = [os.path.join(BIN, "ss-checkpoint"), db] + args + ["--ts", ".timestamp", "--ts-unit", "ms"]
+            if fig.cycles == 1:
+                t0 = time.monotonic()
+                st, err, _ = run(cmd[:1] + [db + ".ref"] + cmd[2:], inp.data)
+                t_ref = time.monotonic() - t0
+                if st != 0:
+                    raise Failed(f"reference run exited {st}: {err}")
+            pos, outs, last_marker = 0, [], None
+            while True:
+                outp = os.path.join(work, f"c{fig.cycles}.{len(outs)}.out")
+                outs.append(outp)
+                delay = kill_delay(rng, fig, t_ref * (inp.n - pos) / inp.n)
+                with open(outp, "wb") as out:
+                    st, err, killed = run(cmd, inp.slice(pos), kill_after=delay, stdout=out)
+                if not killed and st != 0:
+                    raise Failed(f"run exited {st}: {err.strip()}")
+                offs, marker, cp = state(db)
+                cut = inp.cut(offs)
+                want = max_ns[cut] if cut else None
+                if marker != want:
+                    raise Failed(f"{verb}: marker {marker} after {cut} applied records, want {want}")
+                if verb == "pulse" and cut and cp != offs:
+                    raise Failed(f"pulse: checkpoint offsets {cp} are not the applied offsets {offs}")
+                fig.checks += 1
+                if not killed:
+                    break
+                fig.kills += 1
+                fig.restarts += 1
+                pos = max(0, cut - rng.randrange(REWIND))
+                fig.replayed += cut - pos
+            lost, dup = tee_loss(inp, outs)
+            if lost:
+                raise Failed(f"{lost} records never passed on")
+            if state(db)[:2] != state(db + ".ref")[:2]:
+                raise Failed("final state differs from the uninterrupted run's")
+            fig.checks += 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def tee_loss(inp, outs):
     """Records of the input missing from, or repeated in, the union of the --tee outputs."""
     seen = {}
@@ -553,6 +627,8 @@ SUITES = {  # name: (the tool it needs, the suite)
     "cache-tee": ("ss-cache", lambda rng, inp, fig: suite_cache(rng, inp, fig, tee=True)),
     "statedir": ("ss-cache", suite_statedir),
     "diskfull": ("ss-cache", suite_diskfull),
+    "heartbeat": ("ss-checkpoint", lambda rng, inp, fig: suite_checkpoint(rng, inp, fig, "heartbeat")),
+    "pulse": ("ss-checkpoint", lambda rng, inp, fig: suite_checkpoint(rng, inp, fig, "pulse")),
     "asof-eager": ("ss-asof", lambda rng, inp, fig: suite_asof(rng, fig, "eager")),
     "asof-defer": ("ss-asof", lambda rng, inp, fig: suite_asof(rng, fig, "defer")),
     "asof-revise": ("ss-asof", lambda rng, inp, fig: suite_asof(rng, fig, "revise")),
