@@ -107,12 +107,12 @@ sys.stdout.write("{\"key\":\"before\"}\n{\"key\":\"big\",\"v\":\"" + "x" * (100 
 }
 
 @test "ss-cache: keys of every JSON type, and numbers beyond double range, are stored and found" {
-	keys='null false true 0 -1.5 1e400 -1e400 123456789012345678901234567890 1e-400 "" "s" "a\u0000b" "é" [] [1,"a",null] {} {"b":1,"a":[2]}'
-	for k in $keys; do printf '{"k":%s}\n' "$k"; done >"$T/in"
+	keys=(null false true 0 -1.5 1e400 -1e400 123456789012345678901234567890 1e-400 '""' '"s"' '"a\u0000b"' '"é"' '[]' '[1,"a",null]' '{}' '{"b":1,"a":[2]}')
+	for k in "${keys[@]}"; do printf '{"k":%s}\n' "$k"; done >"$T/in"
 	run ss-cache "$T/st.db" put --key .k <"$T/in"
 	no_crash
 	assert_success
-	for k in $keys; do
+	for k in "${keys[@]}"; do
 		run ss-cache "$T/st.db" get "$k"
 		no_crash
 		assert_success
@@ -150,4 +150,124 @@ sys.stdout.write("{\"key\":\"before\"}\n{\"key\":\"big\",\"v\":\"" + "x" * (100 
 	assert_success
 	run ss-cache "$T/st.db" stats
 	assert_output --partial '"keys":13,'
+}
+
+# ---- the other tools, once built ----
+
+need() { command -v "$1" >/dev/null || skip "$1 is not built on this branch yet"; }
+
+TIME_TYPES=(null false true '[]' '{}' '"yesterday"' '"2023-13-01T00:00:00Z"' 1e400 -1e400 '"9999-01-01"')
+
+@test "ss-asof: bad records on either side fail at their file, line and side, after the results before" {
+	need ss-asof
+	printf '%s\n' '{"t":1,"k":"a","w":1}' '{"t":100,"k":"a","w":2}' >"$T/right"
+	for c in $BAD_CASES; do
+		{ for i in 1 2 3; do echo "{\"t\":$i,\"k\":\"a\",\"n\":$i}"; done; bad_line "$c"; echo '{"t":9,"k":"a"}'; } >"$T/left"
+		run ss-asof "$T/left" "$T/right" --on .t --by .k --emit eager
+		no_crash
+		[ "$status" -eq 1 ] || { echo "$c: exit $status: $output"; return 1; }
+		assert_line --regexp "^ss-asof: $T/left:4: left: .+"
+		[ "$(grep -c '^{"left"' <<<"$output")" -eq 3 ] || { echo "$c: $output"; return 1; }
+	done
+	{ echo '{"t":1,"k":"a","w":1}'; bad_line utf8; } >"$T/right"
+	printf '%s\n' '{"t":5,"k":"a"}' >"$T/left"
+	run ss-asof "$T/left" "$T/right" --on .t --by .k
+	no_crash
+	assert_failure 1
+	assert_line --regexp "^ss-asof: $T/right:2: right: .*UTF-8"
+}
+
+@test "ss-asof: event times of every wrong type are data errors naming the line" {
+	need ss-asof
+	echo '{"t":1,"k":"a"}' >"$T/right"
+	for t in "${TIME_TYPES[@]}"; do
+		printf '{"t":1,"k":"a"}\n{"t":%s,"k":"a"}\n' "$t" >"$T/left"
+		run ss-asof "$T/left" "$T/right" --on .t --by .k --emit eager
+		no_crash
+		[ "$status" -eq 1 ] || { echo "$t: exit $status: $output"; return 1; }
+		assert_line --regexp "^ss-asof: $T/left:2: left: \.t: .+"
+		assert_line --partial '{"left":{"t":1,'
+	done
+}
+
+@test "ss-asof: keys of every JSON type join with their equals only" {
+	need ss-asof
+	keys=(null false true 0 1.5 1e400 '""' '"s"' '"a\u0000b"' '[]' '[1,"a"]' '{}' '{"b":1,"a":[2]}')
+	for k in "${keys[@]}"; do printf '{"t":1,"k":%s,"w":%s}\n' "$k" "$k"; done >"$T/right"
+	for k in "${keys[@]}"; do printf '{"t":2,"k":%s}\n' "$k"; done >"$T/left"
+	run ss-asof "$T/left" "$T/right" --on .t --by .k --inner --select '[.left.k, .right.w]'
+	no_crash
+	assert_success
+	grep '^\[' <<<"$output" >"$T/pairs"
+	[ "$(wc -l <"$T/pairs")" -eq 13 ]
+	[ "$(jq -c 'select(.[0] != .[1])' "$T/pairs")" = "" ]
+}
+
+@test "ss-checkpoint heartbeat and pulse: bad records and times fail at their line, records before passed on" {
+	need ss-checkpoint
+	for verb in "heartbeat act wx" "pulse act --dependency wx=1000d"; do
+		for c in $BAD_CASES; do
+			{ for i in 1 2 3; do echo "{\"timestamp\":$i}"; done; bad_line "$c"; echo '{"timestamp":9}'; } >"$T/in"
+			# shellcheck disable=SC2086
+			run ss-checkpoint "$T/$c.db" $verb <"$T/in"
+			no_crash
+			[ "$status" -eq 1 ] || { echo "$verb $c: exit $status: $output"; return 1; }
+			assert_line --regexp '^ss-checkpoint: <stdin>:4: .+'
+			[ "$(grep -c '^{"timestamp":[123]}' <<<"$output")" -eq 3 ]
+		done
+		for t in "${TIME_TYPES[@]}"; do
+			printf '{"timestamp":1}\n{"timestamp":%s}\n' "$t" >"$T/in"
+			# shellcheck disable=SC2086
+			run ss-checkpoint "$T/t.db" $verb <"$T/in"
+			no_crash
+			[ "$status" -eq 1 ] || { echo "$verb $t: exit $status: $output"; return 1; }
+			assert_line --regexp '^ss-checkpoint: <stdin>:2: .+'
+		done
+	done
+}
+
+@test "ss-produce --dry-run: bad records fail at their line after the records before" {
+	need ss-produce
+	for c in $BAD_CASES; do
+		{ good 3; bad_line "$c"; good 5 | tail -2; } >"$T/in"
+		run ss-produce --dry-run --key .key t <"$T/in"
+		no_crash
+		[ "$status" -eq 1 ] || { echo "$c: exit $status: $output"; return 1; }
+		assert_line --regexp '^ss-produce: .*stdin>?:4: .+'
+		[ "$(grep -c '"key":"k[012]"' <<<"$output")" -eq 3 ] || { echo "$c: $output"; return 1; }
+	done
+	for t in "${TIME_TYPES[@]}"; do
+		printf '{"t":1}\n{"t":%s}\n' "$t" >"$T/in"
+		run ss-produce --dry-run --timestamp .t t <"$T/in"
+		no_crash
+		[ "$status" -eq 1 ] || { echo "$t: exit $status: $output"; return 1; }
+		assert_line --regexp '^ss-produce: .*stdin>?:2: .+'
+	done
+}
+
+@test "ss-produce to ss-consume: hostile payloads sent raw come back as valid JSON, bad lines stop after the good ones" {
+	need ss-produce
+	need ss-mock-broker
+	coproc MOCK { ss-mock-broker --topic raw:1 --topic lines:1; }
+	read -r -u "${MOCK[0]}" line
+	export SS_BROKERS=${line#BROKERS=}
+	{ printf 'plain text\n'; printf '\xff\xfe invalid UTF-8\n'; printf 'a\0NUL\n'; printf '{"half":\n'
+	  python3 -c 'print("[" * 5000)'; printf '%s\n' 1e400 '"\ud800"'; } >"$T/raw"
+	run ss-produce --raw raw <"$T/raw"
+	no_crash
+	assert_success
+	run ss-consume -e raw
+	no_crash
+	assert_success
+	[ "$(wc -l <<<"$output")" -eq 7 ]
+	jq -c . <<<"$output" >/dev/null
+	{ good 3; bad_line utf8; good 5 | tail -2; } >"$T/in"
+	run ss-produce --key .key lines <"$T/in"
+	no_crash
+	assert_failure 1
+	run ss-consume -e lines
+	assert_success
+	[ "$(wc -l <<<"$output")" -eq 3 ]
+	kill "$MOCK_PID"
+	wait "$MOCK_PID" || true
 }
