@@ -381,7 +381,8 @@ ss_jpath_parse(const char *expr)
 		return NULL;
 	while (*s == ' ')
 		s++;
-	if (*s != '.')
+	/* jq reads invalid UTF-8 in a key as U+FFFD: leave such paths to jq */
+	if (*s != '.' || !ss_jscan_utf8(expr, expr + cap - 1))
 		goto no;
 	if (s[1] == '\0' || (s[1] == ' ' && s[strspn(s + 1, " ") + 1] == '\0'))
 		return jp; /* identity */
