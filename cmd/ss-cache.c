@@ -80,6 +80,7 @@ struct put {
 	int64_t retain_count, retain_age; /* 0: keep everything */
 	enum ss_tsunit unit;
 	ss_buf pending;                   /* --tee output of the batch, written out before its commit */
+	bool passing_on;                  /* writing it out: do not commit if that fails */
 	int pending_records;
 	uint64_t stored, replays, rejected;
 	ss_buf keyenc, keytext;
@@ -100,8 +101,10 @@ commit(struct put *p)
 		 * comes back here to commit */
 		ss_buf out = p->pending;
 		p->pending = (ss_buf){0};
+		p->passing_on = true;
 		ss_writer_write(p->out, out.data, out.len);
 		ss_writer_flush(p->out);
+		p->passing_on = false;
 		p->pending = out;
 		ss_buf_reset(&p->pending);
 	}
@@ -132,6 +135,11 @@ static void
 finish(void)
 {
 	if (!P.open)
+		return;
+	/* The batch's --tee output did not get out (a closed pipe, a write error): leave the
+	 * batch uncommitted, so a restart reads it again and passes it on. Committing it would
+	 * lose it downstream, e.g. when the ss-produce after us is killed. */
+	if (P.passing_on)
 		return;
 	idle(&P);
 	state_close(&P.state);
