@@ -144,6 +144,13 @@ begin(ss_store *s)
 }
 
 void
+ss_store_begin(ss_store *s)
+{
+	begin(s);
+	s->pending++;
+}
+
+void
 ss_store_commit(ss_store *s)
 {
 	if (!s->in_txn)
