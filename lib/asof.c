@@ -32,8 +32,6 @@ min64(int64_t a, int64_t b)
 static int64_t
 watermark(const ss_asof *j)
 {
-	if (j->right_eof)
-		return INT64_MAX;
 	if (j->maxr == ASOF_NONE)
 		return ASOF_NONE;
 	return sat_add(j->maxr, -j->o.grace);
@@ -379,12 +377,17 @@ release(ss_asof *j, struct asof_held *h)
 	unhold(j, h);
 }
 
+/* Is the answer of a record with release point p final? */
+static bool
+final(const ss_asof *j, int64_t p)
+{
+	return j->right_eof || p < watermark(j);
+}
+
 static void
 release_final(ss_asof *j)
 {
-	int64_t wm = watermark(j);
-
-	while (j->heap.n > 0 && j->heap.v[0]->p < wm)
+	while (j->heap.n > 0 && final(j, j->heap.v[0]->p))
 		release(j, asof_heap_pop(&j->heap));
 }
 
@@ -547,13 +550,12 @@ asof_left(ss_asof *j, const struct asof_in *in)
 	} else {
 		const struct asof_right *r = best_match(j, k, in->t);
 		int64_t p = release_point(j, k, in->t);
-		bool final = p < watermark(j);
 		if (j->o.emit == SS_ASOF_REVISE) {
 			int64_t rev = first_revision(j, in);
 			emit(j, in->raw, in->len, in->line, r, rev);
-			if (!final)
+			if (!final(j, p))
 				hold(j, k, in, p, r, rev);
-		} else if (final) {
+		} else if (final(j, p)) {
 			emit(j, in->raw, in->len, in->line, r, -1);
 		} else {
 			hold(j, k, in, p, r, 0);
