@@ -293,9 +293,9 @@ null'
 }
 
 @test "left records out of order: within --retain they match, older ones are expired" {
-	r() { printf '%s\n' '{"t":0,"v":"r0"}' '{"t":10,"v":"r10"}' '{"t":20,"v":"r20"}' '{"t":30,"v":"r30"}'; sleep 0.4
+	r() { printf '%s\n' '{"t":0,"v":"r0"}' '{"t":10,"v":"r10"}' '{"t":20,"v":"r20"}' '{"t":30,"v":"r30"}'; sleep 1
 	      printf '%s\n' '{"t":40,"v":"r40"}'; }
-	l() { sleep 0.2; printf '%s\n' '{"t":31}'; sleep 0.4; printf '%s\n' '{"t":15}' '{"t":25}'; }
+	l() { sleep 0.5; printf '%s\n' '{"t":31}'; sleep 1; printf '%s\n' '{"t":15}' '{"t":25}'; }
 	run --separate-stderr ss-asof --on .t --emit eager --retain 1h --select .right.v <(l) <(r)
 	assert_output '"r30"
 "r10"
