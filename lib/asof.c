@@ -37,11 +37,12 @@ watermark(const ss_asof *j)
 	return sat_add(j->maxr, -j->o.grace);
 }
 
+/* --select runs on jq directly: it may yield several values or none (a filter). */
 static jq_state *
 compile_select(const char *text)
 {
+	ss_expr_free(ss_expr_compile(text, "--select")); /* reports errors as every tool does */
 	jq_state *jq = jq_init();
-
 	if (jq == NULL || !jq_compile(jq, text))
 		ss_diag_die(SS_EXIT_EXPR, "--select: cannot compile '%s'", text);
 	return jq;

@@ -48,7 +48,7 @@ asof_key_get(struct asof_map *m, const char *enc, size_t len)
 		map_grow(m);
 	size_t i = h & (m->cap - 1);
 	for (struct asof_key *k; (k = m->slot[i]) != NULL; i = (i + 1) & (m->cap - 1))
-		if (k->hash == h && k->enclen == len && memcmp(k->enc, enc, len) == 0)
+		if (k->hash == h && k->enclen == len && (len == 0 || memcmp(k->enc, enc, len) == 0))
 			return k;
 	struct asof_key *k = calloc(1, sizeof *k);
 	if (k == NULL)
@@ -56,7 +56,8 @@ asof_key_get(struct asof_map *m, const char *enc, size_t len)
 	k->hash = h;
 	k->enclen = (uint32_t)len;
 	k->enc = ss_xmalloc(len + 1);
-	memcpy(k->enc, enc, len);
+	if (len > 0) /* no --by: the empty key, maybe from a NULL buffer */
+		memcpy(k->enc, enc, len);
 	m->slot[i] = k;
 	m->n++;
 	return k;
