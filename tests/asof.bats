@@ -368,3 +368,15 @@ with open(sys.argv[2], "w") as l, open(sys.argv[3], "w") as r:
 	run --separate-stderr ss-asof --on .t --emit revise --state "$T/s.db" --select "$vv" "$T/l" "$T/r"
 	assert_output '["l15","r10",1]'
 }
+
+@test "the man page's first example runs as printed" {
+	cp "$T/a" "$T/activity.ndjson"
+	cp "$T/w" "$T/weather.ndjson"
+	man="$BATS_TEST_DIRNAME/../man/ss-asof.1"
+	# the command: from "$ ss-asof activity" to the line without a trailing backslash
+	awk '/^\$ ss-asof activity/ {on = 1} on {sub(/^\$ /, ""); gsub(/\\e/, "\\"); print; if (!/\\$/) exit}' "$man" >"$T/cmd"
+	awk '/^\$ ss-asof activity/ {on = 1} on && /^\.Ed/ {exit} on == 2 {print} on && !/\\e$/ {on = 2}' "$man" >"$T/want"
+	[ -s "$T/cmd" ] && [ "$(wc -l <"$T/want")" = 4 ]
+	cd "$T" && bash "$T/cmd" 2>/dev/null >"$T/got"
+	diff -u "$T/want" "$T/got"
+}
