@@ -48,6 +48,18 @@ compile_select(const char *text)
 	return jq;
 }
 
+/* Bytes of held left records kept in memory before they overflow to disk. */
+static size_t
+spill_limit(void)
+{
+	const char *env = getenv("SS_ASOF_SPILL_BYTES");
+	long long n = env ? atoll(env) : 0;
+
+	return n > 0 ? (size_t)n : (size_t)64 << 20;
+}
+
+static void release_final(ss_asof *j);
+
 static void
 exit_handler(void)
 {
@@ -78,10 +90,12 @@ ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out)
 		j->select = compile_select(opts->select);
 	if (opts->late_file && (j->late = fopen(opts->late_file, "a")) == NULL)
 		ss_diag_die(SS_EXIT_DATA, "%s: cannot open: %m", opts->late_file);
-	j->maxr = j->lw = ASOF_NONE;
+	j->maxr = j->lw = j->spill_min_t = ASOF_NONE;
+	j->spill_limit = spill_limit();
 	if (opts->state) {
-		j->st = asof_state_open(j, opts->state);
+		j->st = j->spill = asof_state_open(opts->state);
 		asof_state_load(j->st, j);
+		release_final(j);
 	}
 	atexit_join = j;
 	atexit(exit_handler);
@@ -328,6 +342,20 @@ asof_held_link(ss_asof *j, struct asof_held *h)
 		j->afirst = h;
 	j->alast = h;
 	asof_heap_push(&j->heap, h);
+	j->held_bytes += sizeof *h + h->len;
+}
+
+/* Held records beyond the memory bound wait in the state file (or a temporary one). */
+static void
+spill_out(ss_asof *j, struct asof_held *h)
+{
+	if (j->spill == NULL)
+		j->spill = asof_state_open("");
+	asof_state_held_put(j->spill, h, true);
+	j->spilled++;
+	if (j->spill_min_t == ASOF_NONE || h->t < j->spill_min_t)
+		j->spill_min_t = h->t;
+	free(h);
 }
 
 static void
@@ -340,9 +368,13 @@ hold(ss_asof *j, struct asof_key *k, const struct asof_in *in, int64_t p, const 
 				.match = r ? r->seq : 0, .revision = (uint32_t)revision, .line = in->line,
 				.key = k, .len = in->len};
 	memcpy(h->raw, in->raw, in->len);
+	if (j->o.emit == SS_ASOF_DEFER && (j->spilled > 0 || j->held_bytes + sizeof *h + h->len > j->spill_limit)) {
+		spill_out(j, h);
+		return;
+	}
 	asof_held_link(j, h);
 	if (j->st)
-		asof_state_held_put(j->st, h);
+		asof_state_held_put(j->st, h, false);
 }
 
 static void
@@ -366,6 +398,7 @@ unhold(ss_asof *j, struct asof_held *h)
 		j->alast = h->aprev;
 	if (j->st)
 		asof_state_held_del(j->st, h);
+	j->held_bytes -= sizeof *h + h->len;
 	free(h);
 }
 
@@ -386,10 +419,44 @@ final(const ss_asof *j, int64_t p)
 }
 
 static void
+release_spilled(ss_asof *j, struct asof_held *h)
+{
+	emit(j, h->raw, h->len, h->line, best_match(j, h->key, h->t), -1);
+	free(h);
+}
+
+/* A spilled record back in memory: its release point may have come closer meanwhile. */
+static void
+relink(ss_asof *j, struct asof_held *h)
+{
+	h->p = min64(h->p, release_point(j, h->key, h->t));
+	asof_held_link(j, h);
+	if (j->st)
+		asof_state_held_put(j->st, h, false);
+}
+
+enum { UNSPILL_BATCH = 1024 };
+
+static void
 release_final(ss_asof *j)
 {
-	while (j->heap.n > 0 && final(j, j->heap.v[0]->p))
-		release(j, asof_heap_pop(&j->heap));
+	for (;;) {
+		while (j->heap.n > 0 && final(j, j->heap.v[0]->p))
+			release(j, asof_heap_pop(&j->heap));
+		if (j->spilled == 0)
+			break;
+		int64_t wm = watermark(j);
+		size_t n = 0;
+		if (j->right_eof || wm != ASOF_NONE)
+			n += asof_state_unspill(j->spill, j, false, j->right_eof ? INT64_MAX : wm - 1,
+						UNSPILL_BATCH, release_spilled);
+		if (j->held_bytes < j->spill_limit / 2)
+			n += asof_state_unspill(j->spill, j, false, INT64_MAX, UNSPILL_BATCH, relink);
+		if (n == 0)
+			break;
+	}
+	if (j->spilled > 0)
+		j->spill_min_t = asof_state_spill_min(j->spill);
 }
 
 void
@@ -403,6 +470,9 @@ asof_tick(ss_asof *j)
 		asof_heap_remove(&j->heap, h);
 		release(j, h);
 	}
+	while (j->spilled > 0 &&
+	       asof_state_unspill(j->spill, j, true, now - j->o.max_delay, UNSPILL_BATCH, release_spilled) > 0)
+		;
 }
 
 int
@@ -417,7 +487,7 @@ asof_poll_timeout(const ss_asof *j)
 bool
 asof_done(const ss_asof *j)
 {
-	return j->left_eof && (j->right_eof || j->heap.n == 0);
+	return j->left_eof && (j->right_eof || (j->heap.n == 0 && j->spilled == 0));
 }
 
 /* ---- records ---- */
@@ -447,8 +517,16 @@ prune(ss_asof *j, struct asof_key *k)
 	int64_t cutoff = sat_add(min64(j->lw, watermark(j)), -j->o.retain);
 	if (k->hist[1].t >= cutoff)
 		return;
-	for (const struct asof_held *h = k->held; h; h = h->knext)
-		cutoff = min64(cutoff, h->t);
+	if (j->o.direction == SS_ASOF_BACKWARD) {
+		/* release points are the left times: the heap's top is the oldest held */
+		if (j->heap.n > 0)
+			cutoff = min64(cutoff, j->heap.v[0]->t);
+	} else {
+		for (const struct asof_held *h = k->held; h; h = h->knext)
+			cutoff = min64(cutoff, h->t);
+	}
+	if (j->spilled > 0)
+		cutoff = min64(cutoff, j->spill_min_t);
 	asof_hist_prune(k, cutoff, j->st ? drop_from_state : NULL, j->st);
 }
 
@@ -485,7 +563,7 @@ right_changed(ss_asof *j, struct asof_key *k, int64_t t)
 		j->revisions++;
 		emit(j, h->raw, h->len, h->line, r, h->revision);
 		if (j->st)
-			asof_state_held_put(j->st, h);
+			asof_state_held_put(j->st, h, false);
 	}
 }
 
@@ -587,6 +665,8 @@ asof_idle(void *arg)
 		asof_state_commit(j->st);
 		j->uncommitted = 0;
 	}
+	if (j->spill && j->spill != j->st)
+		asof_state_commit(j->spill);
 }
 
 void
@@ -596,7 +676,7 @@ ss_asof_summary(const ss_asof *j)
 		     ", replayed %" PRIu64 "), right %" PRIu64 " (late %" PRIu64 "), revisions %" PRIu64
 		     ", held %zu",
 		     j->nleft, j->emitted, j->matched, j->expired, j->replayed, j->nright, j->nlate,
-		     j->revisions, j->heap.n);
+		     j->revisions, j->heap.n + (size_t)j->spilled);
 }
 
 void
@@ -606,6 +686,8 @@ ss_asof_free(ss_asof *j)
 		return;
 	exit_handler();
 	atexit_join = NULL;
+	if (j->spill && j->spill != j->st)
+		asof_state_close(j->spill);
 	if (j->st)
 		asof_state_close(j->st);
 	while (j->afirst) {

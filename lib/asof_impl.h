@@ -94,7 +94,11 @@ struct ss_asof {
 	struct asof_in lin, rin;
 	const char *lname, *rname;
 	FILE *late;
-	struct asof_state *st;
+	struct asof_state *st;    /* --state, or NULL */
+	struct asof_state *spill; /* where held records overflow: st, or a temporary file */
+	size_t held_bytes, spill_limit;
+	uint64_t spilled;         /* held records on disk, not in memory */
+	int64_t spill_min_t;
 	/* counters for the summary */
 	uint64_t nleft, nright, emitted, matched, nlate, expired, revisions, replayed;
 };
@@ -126,7 +130,8 @@ void asof_idle(void *j);
 void asof_held_link(ss_asof *j, struct asof_held *h);
 
 /* asof_state.c: the --state file. */
-struct asof_state *asof_state_open(ss_asof *j, const char *path);
+/* path "" opens a private temporary file (for spilling without --state). */
+struct asof_state *asof_state_open(const char *path);
 void asof_state_close(struct asof_state *st);
 /* Load right history, held records and watermarks into j. */
 void asof_state_load(struct asof_state *st, ss_asof *j);
@@ -135,11 +140,15 @@ bool asof_state_seen(struct asof_state *st, const struct ss_envelope *env);
 void asof_state_applied(struct asof_state *st, const struct ss_envelope *env);
 void asof_state_right_put(struct asof_state *st, const struct asof_key *k, const struct asof_right *r);
 void asof_state_right_del(struct asof_state *st, const struct asof_key *k, const struct asof_right *r);
-void asof_state_held_put(struct asof_state *st, const struct asof_held *h);
+void asof_state_held_put(struct asof_state *st, const struct asof_held *h, bool spilled);
 void asof_state_held_del(struct asof_state *st, const struct asof_held *h);
 void asof_state_meta(struct asof_state *st, const ss_asof *j);
 /* Revision counter of an enveloped left record (revise replays), -1 if unknown. */
 int64_t asof_state_revision_get(struct asof_state *st, const struct ss_envelope *env);
 void asof_state_revision_set(struct asof_state *st, const struct ss_envelope *env, int64_t rev);
 void asof_state_commit(struct asof_state *st);
+size_t asof_state_unspill(struct asof_state *st, ss_asof *j, bool by_since, int64_t max, size_t limit,
+			  void (*fn)(ss_asof *, struct asof_held *));
+/* Oldest event time among spilled records, ASOF_NONE if none. */
+int64_t asof_state_spill_min(struct asof_state *st);
 #endif

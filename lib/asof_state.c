@@ -9,18 +9,26 @@
 #include "diag.h"
 #include "store.h"
 
-enum stmt { RIGHT_PUT, RIGHT_DEL, HELD_PUT, HELD_DEL, META_PUT, REV_GET, REV_PUT, STMT_N };
+enum stmt {
+	RIGHT_PUT, RIGHT_DEL, HELD_PUT, HELD_DEL, META_PUT, REV_GET, REV_PUT, UNSPILL_P, UNSPILL_SINCE,
+	SPILL_MIN, STMT_N
+};
 
 static const char *const stmt_sql[STMT_N] = {
 	[RIGHT_PUT] = "INSERT OR REPLACE INTO asof_right(key, t, seq, rec) VALUES (?1, ?2, ?3, ?4)",
 	[RIGHT_DEL] = "DELETE FROM asof_right WHERE key = ?1 AND t = ?2",
-	[HELD_PUT] = "INSERT OR REPLACE INTO asof_held(id, key, t, p, match, revision, line, rec)"
-		     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	[HELD_PUT] = "INSERT OR REPLACE INTO asof_held(id, key, t, p, match, revision, line, rec, spilled, since)"
+		     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 	[HELD_DEL] = "DELETE FROM asof_held WHERE id = ?1",
 	[META_PUT] = "INSERT OR REPLACE INTO asof_meta(name, value) VALUES (?1, ?2)",
 	[REV_GET] = "SELECT revision FROM asof_revision WHERE topic = ?1 AND partition = ?2 AND offset = ?3",
 	[REV_PUT] = "INSERT OR REPLACE INTO asof_revision(topic, partition, offset, revision)"
 		    " VALUES (?1, ?2, ?3, ?4)",
+	[UNSPILL_P] = "SELECT id, key, t, p, match, revision, line, rec FROM asof_held"
+		      " WHERE spilled = 1 AND p <= ?1 ORDER BY p, id LIMIT ?2",
+	[UNSPILL_SINCE] = "SELECT id, key, t, p, match, revision, line, rec FROM asof_held"
+			  " WHERE spilled = 1 AND since <= ?1 ORDER BY since LIMIT ?2",
+	[SPILL_MIN] = "SELECT min(t) FROM asof_held WHERE spilled = 1",
 };
 
 static const char schema[] =
@@ -28,7 +36,11 @@ static const char schema[] =
 	" seq INTEGER NOT NULL, rec TEXT NOT NULL, PRIMARY KEY(key, t)) WITHOUT ROWID;"
 	"CREATE TABLE IF NOT EXISTS asof_held(id INTEGER PRIMARY KEY, key BLOB NOT NULL,"
 	" t INTEGER NOT NULL, p INTEGER NOT NULL, match INTEGER NOT NULL, revision INTEGER NOT NULL,"
-	" line INTEGER NOT NULL, rec TEXT NOT NULL);"
+	" line INTEGER NOT NULL, rec TEXT NOT NULL, spilled INTEGER NOT NULL DEFAULT 0,"
+	" since INTEGER NOT NULL DEFAULT 0);"
+	"CREATE INDEX IF NOT EXISTS asof_held_spilled ON asof_held(spilled, p, id);"
+	"CREATE INDEX IF NOT EXISTS asof_held_since ON asof_held(spilled, since);"
+	"CREATE INDEX IF NOT EXISTS asof_held_t ON asof_held(spilled, t);"
 	"CREATE TABLE IF NOT EXISTS asof_meta(name TEXT PRIMARY KEY, value INTEGER) WITHOUT ROWID;"
 	"CREATE TABLE IF NOT EXISTS asof_revision(topic TEXT NOT NULL, partition INTEGER NOT NULL,"
 	" offset INTEGER NOT NULL, revision INTEGER NOT NULL,"
@@ -69,11 +81,10 @@ write_step(struct asof_state *s, sqlite3_stmt *st)
 }
 
 struct asof_state *
-asof_state_open(ss_asof *j, const char *path)
+asof_state_open(const char *path)
 {
 	struct asof_state *s = calloc(1, sizeof *s);
 
-	(void)j;
 	if (s == NULL)
 		ss_diag_die(SS_EXIT_DATA, "out of memory");
 	s->store = ss_store_open(path, 0);
@@ -133,7 +144,7 @@ asof_state_right_del(struct asof_state *s, const struct asof_key *k, const struc
 }
 
 void
-asof_state_held_put(struct asof_state *s, const struct asof_held *h)
+asof_state_held_put(struct asof_state *s, const struct asof_held *h, bool spilled)
 {
 	sqlite3_stmt *st = stmt(s, HELD_PUT);
 
@@ -145,6 +156,8 @@ asof_state_held_put(struct asof_state *s, const struct asof_held *h)
 	sqlite3_bind_int64(st, 6, h->revision);
 	sqlite3_bind_int64(st, 7, (int64_t)h->line);
 	sqlite3_bind_text(st, 8, h->raw, (int)h->len, SQLITE_STATIC);
+	sqlite3_bind_int(st, 9, spilled);
+	sqlite3_bind_int64(st, 10, h->since);
 	write_step(s, st);
 }
 
@@ -241,7 +254,8 @@ load_right(struct asof_state *s, ss_asof *j)
 	sqlite3_stmt *st = query(s, "SELECT key, t, seq, rec FROM asof_right ORDER BY key, t");
 
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct asof_key *k = asof_key_get(&j->keys, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0));
+		const void *key = sqlite3_column_blob(st, 0);
+		struct asof_key *k = asof_key_get(&j->keys, key ? key : "", (size_t)sqlite3_column_bytes(st, 0));
 		size_t len = (size_t)sqlite3_column_bytes(st, 3);
 		char *raw = ss_xmalloc(len + 1);
 		memcpy(raw, sqlite3_column_text(st, 3), len);
@@ -250,30 +264,77 @@ load_right(struct asof_state *s, ss_asof *j)
 	sqlite3_finalize(st);
 }
 
+/* Held records wait on disk (spilled) until there is room in memory for them. */
 static void
 load_held(struct asof_state *s, ss_asof *j)
 {
-	sqlite3_stmt *st = query(s, "SELECT id, key, t, p, match, revision, line, rec FROM asof_held ORDER BY id");
-	int64_t now = ss_time_mono();
+	sqlite3_stmt *st = query(s, "UPDATE asof_held SET spilled = 1, since = ?1");
 
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	/* --max-delay counts from this start: the old clock means nothing now */
+	sqlite3_bind_int64(st, 1, ss_time_mono());
+	ss_store_begin(s->store);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		die_db(s, "load");
+	sqlite3_finalize(st);
+	st = query(s, "SELECT count(*), min(t) FROM asof_held");
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		j->spilled = (uint64_t)sqlite3_column_int64(st, 0);
+		j->spill_min_t = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+}
+
+/* Take up to limit spilled records with p <= max_p (by_since: arrived at or before
+ * max_p), in release order; fn gets each, and owns it. */
+size_t
+asof_state_unspill(struct asof_state *s, ss_asof *j, bool by_since, int64_t max_p, size_t limit,
+		   void (*fn)(ss_asof *, struct asof_held *))
+{
+	sqlite3_stmt *st = stmt(s, by_since ? UNSPILL_SINCE : UNSPILL_P);
+	struct asof_held **taken = ss_xmalloc(limit * sizeof *taken);
+	size_t n = 0;
+
+	sqlite3_bind_int64(st, 1, max_p);
+	sqlite3_bind_int64(st, 2, (int64_t)limit);
+	while (n < limit && sqlite3_step(st) == SQLITE_ROW) {
 		size_t len = (size_t)sqlite3_column_bytes(st, 7);
+		const void *key = sqlite3_column_blob(st, 1);
 		struct asof_held *h = ss_xmalloc(sizeof *h + len);
 		*h = (struct asof_held){
 			.id = (uint64_t)sqlite3_column_int64(st, 0),
-			.key = asof_key_get(&j->keys, sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1)),
+			.key = asof_key_get(&j->keys, key ? key : "", (size_t)sqlite3_column_bytes(st, 1)),
 			.t = sqlite3_column_int64(st, 2),
 			.p = sqlite3_column_int64(st, 3),
 			.match = (uint64_t)sqlite3_column_int64(st, 4),
 			.revision = (uint32_t)sqlite3_column_int64(st, 5),
 			.line = (uint64_t)sqlite3_column_int64(st, 6),
-			.since = now,
+			.since = ss_time_mono(),
 			.len = len,
 		};
 		memcpy(h->raw, sqlite3_column_text(st, 7), len);
-		asof_held_link(j, h);
+		taken[n++] = h;
 	}
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
+	for (size_t i = 0; i < n; i++) {
+		asof_state_held_del(s, taken[i]);
+		j->spilled--;
+	}
+	for (size_t i = 0; i < n; i++)
+		fn(j, taken[i]);
+	free(taken);
+	return n;
+}
+
+int64_t
+asof_state_spill_min(struct asof_state *s)
+{
+	sqlite3_stmt *st = stmt(s, SPILL_MIN);
+	int64_t t = ASOF_NONE;
+
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		t = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return t;
 }
 
 void

@@ -380,3 +380,21 @@ with open(sys.argv[2], "w") as l, open(sys.argv[3], "w") as r:
 	cd "$T" && bash "$T/cmd" 2>/dev/null >"$T/got"
 	diff -u "$T/want" "$T/got"
 }
+
+@test "defer: held records beyond the memory bound spill to disk, results unchanged" {
+	python3 -c 'import json
+with open("'"$T"'/l", "w") as l, open("'"$T"'/r", "w") as r:
+    for i in range(20000):
+        l.write(json.dumps({"t": 2 * i + 1, "k": "s%d" % (i % 10), "pad": "x" * 200}) + "\n")
+        r.write(json.dumps({"t": 2 * i, "k": "s%d" % (i % 10)}) + "\n")'
+	# the right side stalls after one record: every left record is held
+	right() { head -1 "$T/r"; sleep 0.5; tail -n +2 "$T/r"; }
+	ss-asof --on .t --by .k "$T/l" <(right) >"$T/mem" 2>/dev/null
+	SS_ASOF_SPILL_BYTES=100000 /usr/bin/time -f %M -o "$T/rss.spill" ss-asof --on .t --by .k "$T/l" <(right) >"$T/spill" 2>/dev/null
+	cmp "$T/mem" "$T/spill"
+	assert_equal "$(wc -l <"$T/spill")" 20000
+	# with --state the overflow goes to the state file and survives a restart
+	SS_ASOF_SPILL_BYTES=100000 timeout -s KILL 1 ss-asof --on .t --by .k --state "$T/s.db" "$T/l" <(head -1 "$T/r"; sleep 5) >/dev/null 2>&1 || true
+	run sqlite3 "$T/s.db" 'select count(*) > 19000, sum(spilled) > 18000 from asof_held'
+	assert_output '1|1'
+}
