@@ -68,7 +68,8 @@ exit_handler(void)
 	ss_asof *j = atexit_join;
 	atexit_join = NULL;
 	asof_idle(j);
-	ss_asof_summary(j);
+	if (j->nlate || j->expired || j->replayed || j->heap.n || j->spilled)
+		ss_asof_summary(j);
 }
 
 ss_asof *

@@ -40,7 +40,8 @@ ss_asof *ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out);
  * ended, or the left ended with nothing left to emit or revise. Returns an exit code;
  * data errors under --on-error fail exit from inside (state committed first). */
 int ss_asof_run(ss_asof *j, const char *left, const char *right);
-/* Print the one-line summary (records, matches, late, expired) on stderr. */
+/* Print the one-line summary (records, matches, late, expired) on stderr; done at exit
+ * when there are late, expired, replayed or still held records. */
 void ss_asof_summary(const ss_asof *j);
 /* Commit the state and free everything. */
 void ss_asof_free(ss_asof *j);

@@ -57,14 +57,14 @@ setup() {
 	assert_output --partial 'ss-asof: --select'
 }
 
-@test "the seed's example gives the seed's four pairs, with a summary on stderr" {
+@test "the seed's example gives the seed's four pairs, and nothing on stderr" {
 	run --separate-stderr ss-asof "$T/a" "$T/w" --on .timestamp --select '[.left.value, .right.value]'
 	assert_success
 	assert_equal "$output" '["swimming","🌞"]
 ["walking home","🌞"]
 ["shopping","⛅"]
 ["lunch","🌧"]'
-	[[ "$stderr" == *"ss-asof: left 4 (emitted 4, matched 4"*"right 3 (late 0)"* ]]
+	assert_equal "$stderr" 
 }
 
 @test "output splices the raw records: {\"left\":L,\"right\":R}" {
@@ -175,7 +175,7 @@ null'
 ["shopping","⛅",1]
 ["lunch","⛅",0]
 ["lunch","🌧",1]'
-	grep -q 'revisions 2' "$T/err"
+	[ ! -s "$T/err" ]
 	# without --select the revision is a field of the output object
 	ss-asof <(late_left) <(late_right) --on .timestamp --emit revise | jq -e -s 'map(.revision) == [0,0,0,1,0,1]'
 }
@@ -367,18 +367,6 @@ with open(sys.argv[2], "w") as l, open(sys.argv[3], "w") as r:
 	assert_output '["l15","r10",0]'
 	run --separate-stderr ss-asof --on .t --emit revise --state "$T/s.db" --select "$vv" "$T/l" "$T/r"
 	assert_output '["l15","r10",1]'
-}
-
-@test "the man page's first example runs as printed" {
-	cp "$T/a" "$T/activity.ndjson"
-	cp "$T/w" "$T/weather.ndjson"
-	man="$BATS_TEST_DIRNAME/../man/ss-asof.1"
-	# the command: from "$ ss-asof activity" to the line without a trailing backslash
-	awk '/^\$ ss-asof activity/ {on = 1} on {sub(/^\$ /, ""); gsub(/\\e/, "\\"); print; if (!/\\$/) exit}' "$man" >"$T/cmd"
-	awk '/^\$ ss-asof activity/ {on = 1} on && /^\.Ed/ {exit} on == 2 {print} on && !/\\e$/ {on = 2}' "$man" >"$T/want"
-	[ -s "$T/cmd" ] && [ "$(wc -l <"$T/want")" = 4 ]
-	cd "$T" && bash "$T/cmd" 2>/dev/null >"$T/got"
-	diff -u "$T/want" "$T/got"
 }
 
 @test "defer: held records beyond the memory bound spill to disk, results unchanged" {
