@@ -2,6 +2,7 @@
  * Kafka tools (see kafka.h). */
 #include <ctype.h>
 #include <errno.h>
+#include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 #include <pthread.h>
 #include <stdio.h>
