@@ -366,22 +366,29 @@ handle_line(struct producer *pr, const char *line, size_t len)
 	ss_rec_done(&rec);
 }
 
-/* Read lines as they come; while none is ready, serve delivery reports. */
+/* Read lines as they come; while none is ready, serve delivery reports. After SIGINT or
+ * SIGTERM, lines already written to us are still sent (for up to a second), so what the
+ * writer handed over before the signal is not lost. */
 static void
 read_input(struct producer *pr)
 {
 	struct pollfd pfd = {.fd = pr->o->in_fd, .events = POLLIN};
 	const char *line;
 	size_t len;
+	int64_t deadline = 0;
 	int rc;
 
-	while (!got_signal) {
+	for (;;) {
+		if (got_signal && deadline == 0)
+			deadline = ss_time_mono() + 1000000000;
+		if (deadline != 0 && ss_time_mono() > deadline)
+			break;
 		rc = ss_reader_try_next(pr->in, &line, &len);
 		if (rc == 1) {
 			handle_line(pr, line, len);
 			continue;
 		}
-		if (rc == 0)
+		if (rc == 0 || deadline != 0)
 			break;
 		if (pr->dry != NULL)
 			ss_writer_flush(pr->dry);
