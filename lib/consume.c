@@ -34,6 +34,7 @@
 #define SEEKS_EVERY_MS 200
 #define PROGRESS_EVERY_MS 500
 #define EXIT_PIPE 141
+#define BATCH 1000
 
 struct part {
 	int32_t id;
@@ -923,34 +924,40 @@ new_consumer(struct consumer *c)
 	return rk;
 }
 
-/* The main loop: poll without waiting while records flow; when none is ready, write the
- * output out and do the periodic work, then wait (briefly when output is pending). */
+/* The main loop: take records in batches without waiting while they flow; when none is
+ * ready, write the output out and do the periodic work, then wait (briefly when output is
+ * pending). Batches from the consumer queue serve rebalances and count as polls for
+ * max.poll.interval.ms, like rd_kafka_consumer_poll, at a fraction of its cost per record. */
 static void
 loop(struct consumer *c)
 {
-	rd_kafka_message_t *m;
+	rd_kafka_queue_t *q = rd_kafka_queue_get_consumer(c->rk);
+	rd_kafka_message_t *batch[BATCH];
 	struct pollfd pfd = {.fd = c->o->out_fd, .events = POLLOUT};
+	ssize_t n;
 
 	while (!c->finished && !got_signal) {
-		m = rd_kafka_consumer_poll(c->rk, 0);
-		if (m == NULL) {
+		n = rd_kafka_consume_batch_queue(q, 0, batch, BATCH);
+		if (n <= 0) {
 			housekeeping(c);
 			if (c->finished)
 				break;
 			if (ss_outq_pending(c->out) > 0 && ss_outq_nonblocking(c->out)) {
 				(void)poll(&pfd, 1, 10);
-				m = rd_kafka_consumer_poll(c->rk, 0);
+				n = rd_kafka_consume_batch_queue(q, 0, batch, BATCH);
 			} else {
-				m = rd_kafka_consumer_poll(c->rk, 100);
+				n = rd_kafka_consume_batch_queue(q, 100, batch, BATCH);
 			}
-			if (m == NULL)
-				continue;
 		}
-		handle_message(c, m);
-		rd_kafka_message_destroy(m);
+		for (ssize_t i = 0; i < n; i++) {
+			if (!c->finished)
+				handle_message(c, batch[i]);
+			rd_kafka_message_destroy(batch[i]);
+		}
 		if (ss_outq_pending(c->out) >= FLUSH_AT)
 			housekeeping(c);
 	}
+	rd_kafka_queue_destroy(q);
 }
 
 int

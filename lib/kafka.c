@@ -327,6 +327,21 @@ is_base64_form(const char *p, const char *end, const char **s, const char **send
 	return p < end && *p == '}' && skip_ws(p + 1, end) == end;
 }
 
+/* Valid JSON on one output line: a raw CR or LF in valid JSON can only be whitespace
+ * between tokens (strings escape them), so it becomes a space. */
+static void
+put_json_line(ss_buf *b, const char *s, size_t len)
+{
+	size_t at = b->len;
+
+	ss_buf_add(b, s, len);
+	if (memchr(s, '\n', len) == NULL && memchr(s, '\r', len) == NULL)
+		return;
+	for (size_t i = at; i < b->len; i++)
+		if (b->data[i] == '\n' || b->data[i] == '\r')
+			b->data[i] = ' ';
+}
+
 static void
 put_base64_form(ss_buf *b, const void *p, size_t len)
 {
@@ -348,10 +363,10 @@ ss_kafka_put_payload(ss_buf *b, const void *p, size_t len, enum ss_kfmt fmt)
 	case SS_KFMT_AUTO:
 	case SS_KFMT_JSON:
 		if (ss_jscan_document(s, end, NULL)) {
-			if (!is_base64_form(s, end, &b64, &b64end))
-				ss_buf_add(b, s, len);
-			else
+			if (is_base64_form(s, end, &b64, &b64end))
 				put_base64_form(b, s, len);
+			else
+				put_json_line(b, s, len);
 			return true;
 		}
 		/* FALLTHROUGH */

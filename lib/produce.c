@@ -34,6 +34,7 @@ struct producer {
 	char errbuf[512];
 	uint64_t failed;
 	int fail_status;
+	int unpolled;
 };
 
 struct record {
@@ -324,7 +325,12 @@ send_record(struct producer *pr, struct record *r, uint64_t lineno)
 		if (pr->fail_status != SS_EXIT_TEMPFAIL)
 			pr->fail_status = ss_kafka_exit_code(err);
 	}
-	rd_kafka_poll(pr->rk, 0);
+	/* Delivery reports: served here in bulk, and whenever the input pauses. Sending does
+	 * not wait for this: librdkafka's threads send within linger.ms. */
+	if (++pr->unpolled >= 1000) {
+		rd_kafka_poll(pr->rk, 0);
+		pr->unpolled = 0;
+	}
 }
 
 static void

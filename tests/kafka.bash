@@ -7,10 +7,10 @@ mock_start() {
 	ss-mock-broker --no-stdin "$@" </dev/null >"$dir/mock.out" 2>"$dir/mock.err" 3>&- &
 	echo $! >"$dir/mock.pid"
 	B=
-	for _ in $(seq 100); do
+	for _ in $(seq 300); do
 		B=$(sed -n 's/^BROKERS=//p' "$dir/mock.out")
 		[ -n "$B" ] && break
-		sleep 0.05
+		sleep 0.1
 	done
 	[ -n "$B" ] || { echo "ss-mock-broker did not start: $(cat "$dir/mock.err")" >&2; return 1; }
 	export B
