@@ -161,7 +161,9 @@ log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 		set_last_error(buf);
 		return;
 	}
-	if (level <= LOG_WARNING)
+	/* Warnings are mostly retries that succeed (a coordinator still loading); keep the
+	 * ones about the user's configuration and the poll interval. */
+	if (level <= LOG_ERR || strcmp(fac, "CONFWARN") == 0 || strcmp(fac, "MAXPOLL") == 0)
 		fprintf(stderr, "%s: librdkafka: %s: %s\n", ss_diag_tool(), fac, buf);
 }
 
