@@ -674,13 +674,22 @@ struct ss_kmock {
 	rd_kafka_mock_cluster_t *cluster;
 };
 
+/* The mock's carrier handle has no brokers of its own: only real errors are news. */
+static void
+mock_log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+	(void)rk;
+	if (level <= LOG_ERR)
+		fprintf(stderr, "%s: librdkafka: %s: %s\n", ss_diag_tool(), fac, buf);
+}
+
 ss_kmock *
 ss_kmock_start(int nbrokers)
 {
 	ss_kmock *m = ss_xmalloc(sizeof *m);
 	rd_kafka_conf_t *conf = rd_kafka_conf_new();
 
-	rd_kafka_conf_set_log_cb(conf, log_cb);
+	rd_kafka_conf_set_log_cb(conf, mock_log_cb);
 	m->rk = ss_kafka_new(RD_KAFKA_PRODUCER, conf);
 	m->cluster = rd_kafka_mock_cluster_new(m->rk, nbrokers);
 	if (m->cluster == NULL)
