@@ -142,5 +142,10 @@ main(int argc, char **argv)
 		ss_diag_usage_error(usage, "-p and -o P:OFFSET assign partitions statically: not with -G");
 	o.topics = argv + optind;
 	o.ntopics = argc - optind;
-	return ss_consume_run(&o);
+	int status = ss_consume_run(&o);
+	ss_kopts_free(&o.k);
+	free(o.partitions);
+	free(o.pstarts);
+	free(o.checkpoint_db);
+	return status;
 }

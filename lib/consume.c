@@ -960,6 +960,21 @@ loop(struct consumer *c)
 	rd_kafka_queue_destroy(q);
 }
 
+static void
+free_consumer(struct consumer *c)
+{
+	for (int i = 0; i < c->ntopics; i++) {
+		free(c->topics[i].name);
+		free(c->topics[i].parts);
+		ss_buf_free(&c->topics[i].prefix);
+	}
+	free(c->topics);
+	for (size_t i = 0; i < c->nstored; i++)
+		free(c->stored[i].topic);
+	free(c->stored);
+	free(c->marks);
+}
+
 int
 ss_consume_run(const struct ss_consume_opts *o)
 {
@@ -993,6 +1008,7 @@ ss_consume_run(const struct ss_consume_opts *o)
 	rd_kafka_consumer_close(c.rk);
 	rd_kafka_destroy(c.rk);
 	ss_outq_free(c.out);
+	free_consumer(&c);
 	if (c.status == 0 && got_signal)
 		c.status = 128 + got_signal;
 	return c.status;
