@@ -946,7 +946,9 @@ loop(struct consumer *c)
 				(void)poll(&pfd, 1, 10);
 				n = rd_kafka_consume_batch_queue(q, 0, batch, BATCH);
 			} else {
-				n = rd_kafka_consume_batch_queue(q, 100, batch, BATCH);
+				/* one record: a batch call waits until the batch is full or the
+				 * time is up, which would hold back a trickle */
+				n = rd_kafka_consume_batch_queue(q, 100, batch, 1);
 			}
 		}
 		for (ssize_t i = 0; i < n; i++) {
