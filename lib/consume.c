@@ -729,6 +729,28 @@ now_ms(void)
 	return ss_time_mono() / 1000000;
 }
 
+/* Every broker reported down for longer than --timeout: one last metadata request
+ * decides between carrying on and giving up (75), rather than waiting forever. */
+static void
+check_brokers(struct consumer *c, int64_t now)
+{
+	int64_t since = ss_kafka_all_down_since();
+	const rd_kafka_metadata_t *md;
+	rd_kafka_resp_err_t err;
+
+	if (since == 0 || now - since / 1000000 < c->o->k.timeout_ms)
+		return;
+	err = rd_kafka_metadata(c->rk, 0, NULL, &md, 2000);
+	if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		rd_kafka_metadata_destroy(md);
+		ss_kafka_clear_all_down();
+		return;
+	}
+	drain_all(c);
+	ss_diag_die(SS_EXIT_TEMPFAIL, "lost the brokers %s for %.3gs: %s", ss_kopts_brokers(&c->o->k),
+		    c->o->k.timeout_ms / 1000.0, ss_kafka_last_error());
+}
+
 /* What runs whenever the input pauses and at least every FLUSH_AT bytes of output. */
 static void
 housekeeping(struct consumer *c)
@@ -747,6 +769,7 @@ housekeeping(struct consumer *c)
 	}
 	if (c->o->progress && now >= c->next_progress)
 		progress(c, now, false);
+	check_brokers(c, now);
 }
 
 /* Group rebalances: resolve starts on assignment; on revocation write out everything and

@@ -167,11 +167,27 @@ log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 		fprintf(stderr, "%s: librdkafka: %s: %s\n", ss_diag_tool(), fac, buf);
 }
 
+static int64_t all_down_since; /* error_cb runs in the thread that polls */
+
+int64_t
+ss_kafka_all_down_since(void)
+{
+	return all_down_since;
+}
+
+void
+ss_kafka_clear_all_down(void)
+{
+	all_down_since = 0;
+}
+
 static void
 error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 {
 	(void)opaque;
 	set_last_error(reason);
+	if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN && all_down_since == 0)
+		all_down_since = ss_time_mono();
 	if (err == RD_KAFKA_RESP_ERR__FATAL) {
 		char why[512];
 		rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, why, sizeof why);

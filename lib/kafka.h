@@ -45,6 +45,10 @@ bool ss_kopts_has(const struct ss_kopts *o, const char *prop);
 rd_kafka_t *ss_kafka_new(rd_kafka_type_t type, rd_kafka_conf_t *conf);
 /* The last error librdkafka reported for any handle ("" if none). */
 const char *ss_kafka_last_error(void);
+/* When (ss_time_mono) librdkafka last reported every broker down, 0 if not since the
+ * last clear. librdkafka says nothing when they come back: probe, then clear. */
+int64_t ss_kafka_all_down_since(void);
+void ss_kafka_clear_all_down(void);
 
 /* Topic metadata with a bounded wait. Exits 75 with "cannot reach brokers ..." when no
  * broker answers within timeout_ms. Returns the metadata (rd_kafka_metadata_destroy it). */

@@ -273,6 +273,21 @@ for i in range(60000): print(json.dumps({"n": i, "pad": "x" * 150}))' | ss-produ
 	assert_output --partial 'ss-consume: cannot reach brokers 127.0.0.1:1'
 }
 
+@test "brokers lost in the middle of a run: exit 75 after --timeout, output written" {
+	ss-mock-broker --no-stdin --topic gone:1 >"$T/mock.out" 2>/dev/null 3>&- &
+	mock=$!
+	for _ in $(seq 100); do b=$(sed -n 's/^BROKERS=//p' "$T/mock.out"); [ -n "$b" ] && break; sleep 0.1; done
+	seq_json 3 | ss-produce -b "$b" gone
+	ss-consume -b "$b" --timeout 3s gone >"$T/out" 2>"$T/err" &
+	pid=$!
+	wait_lines "$T/out" 3
+	kill $mock
+	wait_exit $pid 30
+	[ "$wait_status" -eq 75 ]
+	[ "$(wc -l <"$T/out")" -eq 3 ]
+	grep -q 'lost the brokers' "$T/err"
+}
+
 @test "--progress is silent when stderr is not a terminal" {
 	run bash -c "ss-consume -b '$B' -e --progress env 2>'$T/err' >/dev/null"
 	assert_success
