@@ -103,6 +103,16 @@ teardown_file() { mock_stop; }
 	[ "$(kcat -C -b "$B" -t bad-dl -e -q | wc -l)" -eq 2 ]
 }
 
+@test "a record whose fields cannot be built is bad input: reported with its line" {
+	printf '%s\n' '{"p":0,"h":{"a":"1"}}' '{"p":"x"}' '{"p":0,"h":[1]}' '{"p":0,"v":{"base64":"%%%"}}' '{"p":0}' >"$T/in"
+	run ss-produce -b "$B" --dry-run --partition .p --headers .h --value '.v // .' --on-error skip bad-skip <"$T/in"
+	assert_success
+	assert_line --partial 'stdin:2: expected an integer (skipped)'
+	assert_line --partial 'stdin:3: headers must be an object (skipped)'
+	assert_line --partial 'stdin:4: invalid base64'
+	[ "$(echo "$output" | grep -c '^{"topic"')" -eq 2 ]
+}
+
 @test "--raw sends lines that are not JSON as they are" {
 	printf 'not json\n{"a":1}\n' | ss-produce -b "$B" --raw raw
 	run kcat -C -b "$B" -t raw -e -q
