@@ -54,17 +54,20 @@ line() { # what n wall cpu [ratio]
 # bench_on TITLE BROKERS TOPIC_KCAT TOPIC_SS: both produce the file (each round adds it
 # again: throughput is what counts), both read kcat's topic to its end.
 bench_on() {
-	local title=$1 b=$2 tk=$3 tss=$4 kp sp kc sc kc_n sc_n
+	local title=$1 b=$2 tk=$3 tss=$4 kp ki sp kc sc kc_n sc_n
 	best kp "$data" kcat -P -b "$b" -t "$tk"
+	best ki "$data" kcat -P -X enable.idempotence=true -b "$b" -t "$tss"
 	best sp "$data" bin/ss-produce -b "$b" "$tss"
 	best kc /dev/null sh -c "kcat -C -J -e -q -b '$b' -t '$tk' -o beginning | wc -l >'$dir/kc_n'"
 	best sc /dev/null sh -c "bin/ss-consume -e -b '$b' '$tk' | wc -l >'$dir/sc_n'"
 	kc_n=$(cat "$dir/kc_n") sc_n=$(cat "$dir/sc_n")
-	read -r kpw kpc <<<"$kp"; read -r spw spc <<<"$sp"
+	read -r kpw kpc <<<"$kp"; read -r kiw kic <<<"$ki"; read -r spw spc <<<"$sp"
 	read -r kcw kcc <<<"$kc"; read -r scw scc <<<"$sc"
 	printf '%s, %d partitions, best of %d\n' "$title" "$parts" "$rounds"
 	line "produce lines: kcat -P" "$n" "$kpw" "$kpc"
+	line "produce lines: kcat -P, idempotent" "$n" "$kiw" "$kic"
 	line "produce lines: ss-produce" "$n" "$spw" "$spc" "$(printf %.2f "$(echo "$kpw / $spw" | bc -l)")"
+	printf '  %-34s %s\n' "(ss-produce is idempotent:" "ss/kcat-idempotent $(printf %.2f "$(echo "$kiw / $spw" | bc -l)"))"
 	line "consume msgs:  kcat -C -J -e" "$kc_n" "$kcw" "$kcc"
 	line "consume msgs:  ss-consume -e" "$sc_n" "$scw" "$scc" \
 		"$(printf %.2f "$(echo "($sc_n / $scw) / ($kc_n / $kcw)" | bc -l)")"

@@ -1024,6 +1024,7 @@ ss_consume_run(const struct ss_consume_opts *o)
 			snapshot_ends(&c);
 		subscribe(&c);
 	}
+	c.finished = o->count == 0;
 	loop(&c);
 	if (c.status != EXIT_PIPE)
 		drain_all(&c);
