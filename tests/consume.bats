@@ -7,7 +7,7 @@ setup_file() {
 	mock_start --topic env:1 --topic fmt:1 --topic bin:1 --topic offs:3 --topic empty:4 \
 		--topic live:2 --topic count:2 --topic until:1 --topic grp:2 --topic sig:1 \
 		--topic pipe:1 --topic bp:4 --topic resume:2 --topic seek:1 --topic multi1:1 \
-		--topic multi2:2
+		--topic multi2:2 --topic trickle:1
 }
 teardown_file() { mock_stop; }
 
@@ -129,6 +129,20 @@ for line, p in zip(lines, payloads):
 	assert_success
 	# everything produced before the start, nothing (or little) after: the run ended
 	[ "$(echo "$output" | jq -c 'select(.value.n != null)' | wc -l)" -eq 1000 ]
+}
+
+@test "a trickle is written out at once, not when a buffer fills" {
+	ss-consume -b "$B" -o end trickle >"$T/out" 2>"$T/err" &
+	pid=$!
+	sleep 1
+	echo '{"one":1}' | ss-produce -b "$B" trickle
+	wait_lines "$T/out" 1 5    # within 5 s, while the consumer keeps running
+	echo '{"two":2}' | ss-produce -b "$B" trickle
+	wait_lines "$T/out" 2 5
+	kill -INT $pid
+	wait_exit $pid
+	[ "$wait_status" -eq 130 ]
+	[ "$(jq -c .value "$T/out" | tr '\n' ' ')" = '{"one":1} {"two":2} ' ]
 }
 
 @test "-c COUNT stops after COUNT records" {
