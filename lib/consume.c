@@ -327,6 +327,29 @@ reset_to_latest(struct consumer *c)
 	return strcmp(val, "latest") == 0 || strcmp(val, "largest") == 0 || strcmp(val, "end") == 0;
 }
 
+/* One partition's start as an absolute offset, from its low and high watermarks, the
+ * group's committed offset and the offset found for a time (-1: none). */
+static int64_t
+start_offset(struct consumer *c, struct ss_start s, int64_t low, int64_t high, int64_t committed,
+	     int64_t for_time)
+{
+	int64_t at;
+
+	if (s.offset == RD_KAFKA_OFFSET_BEGINNING)
+		at = low;
+	else if (s.offset == RD_KAFKA_OFFSET_END)
+		at = high;
+	else if (s.offset == RD_KAFKA_OFFSET_STORED)
+		at = committed >= 0 ? committed : reset_to_latest(c) ? high : low;
+	else if (s.offset == SS_OFFSET_TIME)
+		at = for_time >= 0 ? for_time : high; /* no record at or after the time */
+	else if (s.offset <= RD_KAFKA_OFFSET_TAIL_BASE)
+		at = high - (RD_KAFKA_OFFSET_TAIL_BASE - s.offset);
+	else
+		at = s.offset;
+	return at < low ? low : at; /* the data before is gone (retention) */
+}
+
 /* Resolve every start in l to an absolute offset and set the partitions' state; the -e
  * snapshot is the high watermark now unless snapshot_ends took it earlier. */
 static void
@@ -361,24 +384,11 @@ resolve_starts(struct consumer *c, rd_kafka_topic_partition_list_t *l)
 	for (int i = 0; i < l->cnt; i++) {
 		rd_kafka_topic_partition_t *e = &l->elems[i];
 		struct ss_start s = wanted_start(c, e->topic, e->partition);
-		int64_t low = lo->elems[i].offset, high = hi->elems[i].offset, at;
+		int64_t low = lo->elems[i].offset, high = hi->elems[i].offset;
 		struct part *p = lookup(c, e->topic, e->partition);
+		int64_t at = start_offset(c, s, low, high, committed != NULL ? committed->elems[i].offset : -1,
+					  times != NULL ? times->elems[i].offset : -1);
 
-		if (s.offset == RD_KAFKA_OFFSET_BEGINNING)
-			at = low;
-		else if (s.offset == RD_KAFKA_OFFSET_END)
-			at = high;
-		else if (s.offset == RD_KAFKA_OFFSET_STORED)
-			at = committed->elems[i].offset >= 0 ? committed->elems[i].offset :
-			    reset_to_latest(c) ? high : low;
-		else if (s.offset == SS_OFFSET_TIME)
-			at = times->elems[i].offset >= 0 ? times->elems[i].offset : high;
-		else if (s.offset <= RD_KAFKA_OFFSET_TAIL_BASE)
-			at = high - (RD_KAFKA_OFFSET_TAIL_BASE - s.offset);
-		else
-			at = s.offset;
-		if (at < low)
-			at = low; /* the data before is gone (retention) */
 		e->offset = at;
 		p->assigned = true;
 		p->next = p->committable = at;
@@ -1024,7 +1034,8 @@ ss_consume_run(const struct ss_consume_opts *o)
 			snapshot_ends(&c);
 		subscribe(&c);
 	}
-	c.finished = o->count == 0;
+	if (o->count == 0)
+		c.finished = true;
 	loop(&c);
 	if (c.status != EXIT_PIPE)
 		drain_all(&c);

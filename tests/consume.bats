@@ -150,6 +150,9 @@ for line, p in zip(lines, payloads):
 	run ss-consume -b "$B" -c 7 count
 	assert_success
 	[ "${#lines[@]}" -eq 7 ]
+	run timeout 10 ss-consume -b "$B" -c 0 count
+	assert_success
+	assert_output ''
 }
 
 @test "--until stops each partition before the first record after TIME" {
