@@ -109,7 +109,7 @@ static const char schema_sql[] =
     " offset INTEGER NOT NULL, PRIMARY KEY(checkpoint, topic, partition));"
     "CREATE TABLE IF NOT EXISTS ss_offsets("
     " topic TEXT NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL,"
-    " PRIMARY KEY(topic, partition));";
+    " PRIMARY KEY(topic, partition)) WITHOUT ROWID;";
 
 static noreturn void
 db_fail(sqlite3 *db, const char *what)
