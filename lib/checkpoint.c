@@ -216,6 +216,13 @@ text_bind(sqlite3_stmt *st, int i, const char *s)
 	sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
 }
 
+/* Wall-clock time for episode start and end, to the millisecond: enough for people. */
+static int64_t
+wall_now(void)
+{
+	return ss_time_now() / 1000000 * 1000000;
+}
+
 /* ---- JSON pieces for events and status ---- */
 
 static jv
@@ -615,7 +622,7 @@ episode_begin(ss_checkpoint_pulse *p)
 	    " WHERE checkpoint = ?1");
 	sqlite3_stmt *down = db_prep(p->db, "UPDATE ss_checkpoint_dependency SET down = 1"
 	    " WHERE checkpoint = ?1 AND name = ?2");
-	int64_t now = ss_time_now();
+	int64_t now = wall_now();
 	int i;
 
 	p->episode_start = now;
@@ -653,7 +660,7 @@ episode_end(ss_checkpoint_pulse *p)
 		"UPDATE ss_checkpoint_dependency SET down = 0 WHERE checkpoint = ?1",
 		"UPDATE ss_checkpoint SET down_marker = NULL, episode_end = ?2 WHERE name = ?1",
 	};
-	int64_t now = ss_time_now();
+	int64_t now = wall_now();
 	size_t i;
 	int j;
 
