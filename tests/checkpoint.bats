@@ -21,7 +21,8 @@ pulse_bg() {
 	PULSE=$!
 	exec 8>"$T/in"
 }
-# wait_until CMD...: poll for up to 5 s
+# wait_until CMD...: poll for up to 5 s (foreground pulses run under timeout: a pause
+# where none belongs fails the test instead of hanging it)
 wait_until() {
 	for _ in $(seq 50); do "$@" && return 0; sleep 0.1; done
 	echo "timed out waiting for: $*" >&2
@@ -76,7 +77,7 @@ teardown() {
 @test "pulse passes everything while the dependency keeps up; lag equal to the threshold is no downtime" {
 	{ wth 10:00; wth 11:00; } | hb activity weather >/dev/null
 	{ envl 0 10:30 a; envl 1 11:30 b; envl 2 12:00 c; } >"$T/a"
-	ss-checkpoint "$T/st.db" pulse activity --dependency weather --threshold 1h \
+	timeout 20 ss-checkpoint "$T/st.db" pulse activity --dependency weather --threshold 1h \
 		--ts .value.timestamp <"$T/a" >"$T/out" 2>"$T/err"
 	cmp "$T/a" "$T/out"
 	[ ! -s "$T/err" ]
@@ -236,7 +237,7 @@ teardown() {
 @test "status: a table by default, NDJSON with --json, one line per checkpoint" {
 	wth 10:00 | hb activity weather >/dev/null
 	wth 10:00 | hb orders weather >/dev/null
-	envl 7 10:20 a 3 | ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h \
+	envl 7 10:20 a 3 | timeout 20 ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h \
 		--ts .value.timestamp >/dev/null
 	run ss-checkpoint "$T/st.db" status
 	assert_success
@@ -309,13 +310,14 @@ teardown() {
 	: | ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h --events "$T/events" &
 	PULSE=$!
 	wait_until has_events downtime 1
-	[ "$(q "select count(*) from ss_checkpoint_event")" = 0 ]
+	no_pending() { [ "$(q "select count(*) from ss_checkpoint_event")" = 0 ]; }
+	wait_until no_pending
 }
 
 @test "bad timestamp: clear error with the line, records before it passed and stored" {
 	wth 10:00 | hb activity weather >/dev/null
 	{ envl 0 10:10 a; envl 1 10:20 b; echo '{"topic":"activity","partition":0,"offset":2,"value":{"timestamp":"yesterday"}}'; envl 3 10:30 d; } >"$T/a"
-	test_must_fail 1 ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h \
+	test_must_fail 1 timeout 20 ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h \
 		--ts .value.timestamp <"$T/a"
 	assert_output --partial "<stdin>:3:"
 	assert_output --partial "--ts .value.timestamp"
@@ -332,13 +334,13 @@ teardown() {
 @test "bad timestamp: --on-error skip and dead-letter go on, nothing silently lost" {
 	wth 10:00 | hb activity weather >/dev/null
 	{ envl 0 10:10 a; echo 'not json'; echo '{"value":{"timestamp":[1]}}'; envl 3 10:30 d; } >"$T/a"
-	run ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h --ts .value.timestamp \
+	run timeout 20 ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h --ts .value.timestamp \
 		--on-error skip <"$T/a"
 	assert_success
 	[ "$(grep -c '^{' <<<"$output")" = 2 ]
 	assert_output --partial "<stdin>:2:"
 	assert_output --partial "<stdin>:3:"
-	ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h --ts .value.timestamp \
+	timeout 20 ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h --ts .value.timestamp \
 		--on-error "dead-letter=$T/dead" <"$T/a" >"$T/out"
 	lines "$T/out" 2
 	[ "$(jq -r .line "$T/dead" | paste -sd' ')" = "2 3" ]
@@ -359,7 +361,7 @@ teardown() {
 	seq 0 19999 | awk '{ printf "{\"topic\":\"activity\",\"partition\":%d,\"offset\":%d,\"t\":%d}\n", $1 % 4, $1, 1672567200 + $1 }' >"$T/a"
 	ss-checkpoint "$T/st.db" heartbeat activity weather <"$T/w" >"$T/wout" 2>"$T/werr" &
 	local h=$!
-	ss-checkpoint "$T/st.db" pulse activity --dependency weather=1d --ts .t <"$T/a" >"$T/out" 2>"$T/err"
+	timeout 20 ss-checkpoint "$T/st.db" pulse activity --dependency weather=1d --ts .t <"$T/a" >"$T/out" 2>"$T/err"
 	wait "$h"
 	cmp "$T/w" "$T/wout"
 	cmp "$T/a" "$T/out"
