@@ -996,16 +996,17 @@ status_table(jv s, FILE *out)
 		jv_free(o);
 	}
 	fprintf(out, "%s\n", n ? "" : " -");
-	fprintf(out, "  last episode      %s .. %s (detected at %s)\n",
-	    field_text(s, "episode_start", a, sizeof a), field_text(s, "episode_end", b, sizeof b),
-	    field_text(s, "down_marker", c, sizeof c));
-	fprintf(out, "  %-20s %-5s %-30s %-10s %s\n", "DEPENDENCY", "STATE", "MARKER",
-	    "THRESHOLD", "LAG");
+	if (strcmp(field_text(s, "down_marker", a, sizeof a), "-") != 0)
+		fprintf(out, "  down at marker    %s\n", a);
+	fprintf(out, "  last episode      %s .. %s\n",
+	    field_text(s, "episode_start", a, sizeof a), field_text(s, "episode_end", b, sizeof b));
+	fprintf(out, "  %-16s %-5s %-24s %-9s %s\n", "DEPENDENCY", "STATE", "MARKER", "THRESHOLD",
+	    "LAG");
 	n = jv_array_length(jv_copy(deps));
 	for (i = 0; i < n; i++) {
 		jv o = jv_array_get(jv_copy(deps), i);
 
-		fprintf(out, "  %-20s %-5s %-30s %-10s %s\n",
+		fprintf(out, "  %-16s %-5s %-24s %-9s %s\n",
 		    field_text(o, "dependency", a, sizeof a), field_text(o, "state", b, sizeof b),
 		    field_text(o, "marker", c, sizeof c), field_text(o, "threshold", d, sizeof d),
 		    field_text(o, "lag", e, sizeof e));

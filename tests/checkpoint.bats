@@ -427,3 +427,31 @@ teardown() {
 	assert_output "n=0"
 	[ "$(q "select checkpoint from ss_seek_request")" = other ]
 }
+
+@test "man page: the example episode by hand" {
+	cd "$T"
+	printf '%s\n' '{"timestamp":"2023-01-01T10:30:00Z","value":"swimming"}' \
+		'{"timestamp":"2023-01-01T11:30:00Z","value":"walking home"}' \
+		'{"timestamp":"2023-01-01T12:30:00Z","value":"shopping"}' \
+		'{"timestamp":"2023-01-01T13:10:00Z","value":"lunch"}' >activity.ndjson
+	echo '{"timestamp":"2023-01-01T11:00:00Z","value":"sun"}' |
+		ss-checkpoint st.db heartbeat activity weather >/dev/null
+	ss-checkpoint st.db pulse activity --dependency weather=1h \
+		--events events.ndjson \
+		--on-downtime 'echo "paused: $SS_DEPENDENCY is late" >&2' \
+		<activity.ndjson >out.ndjson 2>err &
+	PULSE=$!
+	wait_until grep -q '"event":"downtime"' events.ndjson
+	run ss-checkpoint st.db status
+	assert_line "checkpoint activity: down"
+	assert_line "  down at marker    2023-01-01T12:30:00Z"
+	assert_line --regexp '^  weather +down +2023-01-01T11:00:00Z +1h +1h30m$'
+	grep -qx "paused: weather is late" err
+	printf '%s\n' '{"timestamp":"2023-01-01T12:00:00Z","value":"cloud"}' \
+		'{"timestamp":"2023-01-01T13:00:00Z","value":"rain"}' |
+		ss-checkpoint st.db heartbeat activity weather >/dev/null
+	wait "$PULSE"
+	[ "$(jq -r .event events.ndjson | paste -sd' ')" = "downtime recovery" ]
+	cmp activity.ndjson out.ndjson
+	[ "$(ss-checkpoint st.db status --json | jq -r '.dependencies[] | select(.state == "down") | .dependency')" = "" ]
+}
