@@ -532,45 +532,39 @@ event_add(ss_checkpoint_pulse *p, const char *kind, const char *dependency, jv e
 	jv_free(text);
 }
 
-/* Hand the committed events to the caller, oldest first, deleting each after. Read
- * first, then deliver: a hook may take its time and must not hold a transaction. */
+static char *
+column_dup(sqlite3_stmt *st, int col)
+{
+	const char *s = (const char *)sqlite3_column_text(st, col);
+
+	return s ? ss_xstrdup(s) : NULL;
+}
+
+/* Hand the committed events to the caller, oldest first, deleting each after it was
+ * delivered. One at a time and outside any transaction: a hook may take its time. */
 static void
 events_deliver(ss_checkpoint_pulse *p)
 {
 	sqlite3_stmt *st = db_prep(p->db, "SELECT seq, kind, dependency, json FROM"
-	    " ss_checkpoint_event WHERE checkpoint = ?1 ORDER BY seq");
+	    " ss_checkpoint_event WHERE checkpoint = ?1 ORDER BY seq LIMIT 1");
 	sqlite3_stmt *del = db_prep(p->db, "DELETE FROM ss_checkpoint_event WHERE seq = ?1");
-	jv evs = jv_array();
-	int rc, i, n;
+	int rc;
 
 	text_bind(st, 1, p->checkpoint);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		jv e = jv_array_append(jv_array(), jv_number(sqlite3_column_int64(st, 0)));
+		int64_t seq = sqlite3_column_int64(st, 0);
+		char *kind = column_dup(st, 1), *dep = column_dup(st, 2), *json = column_dup(st, 3);
 
-		e = jv_array_append(e, jv_string((const char *)sqlite3_column_text(st, 1)));
-		e = jv_array_append(e, sqlite3_column_type(st, 2) == SQLITE_NULL ? jv_null() :
-		    jv_string((const char *)sqlite3_column_text(st, 2)));
-		evs = jv_array_append(evs, jv_array_append(e,
-		    jv_string((const char *)sqlite3_column_text(st, 3))));
+		sqlite3_reset(st);
+		p->on_event(kind, dep, json, p->arg);
+		sqlite3_bind_int64(del, 1, seq);
+		db_done(del);
+		free(kind);
+		free(dep);
+		free(json);
 	}
 	if (rc != SQLITE_DONE)
 		db_fail(p->db, "read events");
-	n = jv_array_length(jv_copy(evs));
-	for (i = 0; i < n; i++) {
-		jv e = jv_array_get(jv_copy(evs), i);
-		jv dep = jv_array_get(jv_copy(e), 2);
-		jv kind = jv_array_get(jv_copy(e), 1), json = jv_array_get(jv_copy(e), 3);
-
-		p->on_event(jv_string_value(kind), jv_is_valid(dep) &&
-		    jv_get_kind(dep) == JV_KIND_STRING ? jv_string_value(dep) : NULL,
-		    jv_string_value(json), p->arg);
-		sqlite3_bind_int64(del, 1, (int64_t)jv_number_value(jv_array_get(e, 0)));
-		db_done(del);
-		jv_free(dep);
-		jv_free(kind);
-		jv_free(json);
-	}
-	jv_free(evs);
 	sqlite3_finalize(st);
 	sqlite3_finalize(del);
 }
