@@ -79,3 +79,16 @@ corrected() {
 	[ "$(grep -c '"event"' events.ndjson)" = 2 ]
 	[ "$(ss-cache out.db scan --keys | paste -sd' ')" = '"lunch" "shopping" "swimming" "walking home"' ]
 }
+
+@test "ss-consume --offsets-from resumes after the last record pulse passed" {
+	mock A activity
+	{ act 10:00 a; act 10:01 b; act 10:02 c; } | ss-produce -b "$brokers_A" activity
+	wth 12:00 🌞 | ss-checkpoint "$T/st.db" heartbeat activity weather >/dev/null
+	ss-consume -e -b "$brokers_A" activity |
+		ss-checkpoint "$T/st.db" pulse activity --dependency weather --ts .value.timestamp >"$T/out"
+	[ "$(jq -r .offset "$T/out" | paste -sd' ')" = "0 1 2" ]
+	{ act 10:03 d; act 10:04 e; } | ss-produce -b "$brokers_A" activity
+	ss-consume -e -b "$brokers_A" --offsets-from "$T/st.db" activity |
+		ss-checkpoint "$T/st.db" pulse activity --dependency weather --ts .value.timestamp >"$T/out"
+	[ "$(jq -r '"\(.offset) \(.value.value)"' "$T/out" | paste -sd' ')" = "3 d 4 e" ]
+}
