@@ -42,25 +42,31 @@ corrected() {
 		[ "$(weather_of shopping)" = "⛅" ] && [ "$(weather_of lunch)" = "🌧" ]
 }
 
-@test "seed scenario: weather on another cluster runs late; pause, seek back, corrected results" {
-	mock A activity
-	mock B weather
-	{ wth 10:00 🌞; wth 11:00 🌞; } | ss-produce -b "$brokers_B" weather
-	{ act 10:30 swimming; act 11:30 'walking home'; act 12:30 shopping; act 13:10 lunch; } |
-		ss-produce -b "$brokers_A" activity
+# pipeline [ss-consume options]: the issue's pipeline in $T, in its own session (PIPELINE),
+# the results kept in a cache (and a copy to look at)
+pipeline() {
 	cd "$T"
-	# the issue's pipeline, with the results kept in a cache (and a copy to look at)
 	setsid bash -c '
-	ss-consume -b "$1" -G g activity --checkpoint st.db:activity |
+	ss-consume -b "$1" "${@:3}" activity --checkpoint st.db:activity |
 	  ss-checkpoint st.db pulse activity --dependency weather --threshold 1h \
 	    --ts .value.timestamp --events events.ndjson |
 	  ss-asof - <(ss-consume -b "$2" weather |
 	    ss-checkpoint st.db heartbeat activity weather --ts .value.timestamp) \
 	    --on .value.timestamp --emit revise \
 	    --select "[.left.value.value, .right.value.value, .revision]" |
-	  tee results.ndjson | ss-cache out.db put --key ".[0]"
-	' pipeline "$brokers_A" "$brokers_B" 2>pipeline.err &
-	PIDS+=($!)
+	  tee -a results.ndjson | ss-cache out.db put --key ".[0]"
+	' pipeline "$brokers_A" "$brokers_B" "$@" 2>>pipeline.err &
+	PIPELINE=$!
+	PIDS+=($PIPELINE)
+}
+
+@test "seed scenario: weather on another cluster runs late; pause, seek back, corrected results" {
+	mock A activity
+	mock B weather
+	{ wth 10:00 🌞; wth 11:00 🌞; } | ss-produce -b "$brokers_B" weather
+	{ act 10:30 swimming; act 11:30 'walking home'; act 12:30 shopping; act 13:10 lunch; } |
+		ss-produce -b "$brokers_A" activity
+	pipeline -G g
 	wait_until has '"event":"downtime"' events.ndjson
 	# shopping went out with the stale weather, then the activity stream paused
 	wait_until has '"shopping","🌞"' results.ndjson
@@ -91,4 +97,28 @@ corrected() {
 	ss-consume -e -b "$brokers_A" --offsets-from "$T/st.db" activity |
 		ss-checkpoint "$T/st.db" pulse activity --dependency weather --ts .value.timestamp >"$T/out"
 	[ "$(jq -r '"\(.offset) \(.value.value)"' "$T/out" | paste -sd' ')" = "3 d 4 e" ]
+}
+
+@test "restart in the middle of an episode: the new pipeline stays paused, then seeks back" {
+	mock A activity
+	mock B weather
+	{ wth 10:00 🌞; wth 11:00 🌞; } | ss-produce -b "$brokers_B" weather
+	{ act 10:30 swimming; act 11:30 'walking home'; act 12:30 shopping; act 13:10 lunch; } |
+		ss-produce -b "$brokers_A" activity
+	pipeline --offsets-from st.db
+	wait_until has '"event":"downtime"' events.ndjson
+	wait_until has '"shopping","🌞"' results.ndjson
+	kill -- "-$PIPELINE"
+	wait "$PIPELINE" || true
+	[ "$(ss-checkpoint st.db status activity --json | jq -r .state)" = down ]
+	[ "$(weather_of shopping)" = "🌞" ]
+	# the new pipeline resumes after shopping, and waits
+	pipeline --offsets-from st.db
+	sleep 1
+	! has lunch results.ndjson
+	{ wth 12:00 ⛅; wth 13:00 🌧; wth 14:00 🌞; } | ss-produce -b "$brokers_B" weather
+	wait_until has '"event":"recovery"' events.ndjson
+	# only the seek back brings shopping to the new pipeline, and corrects it
+	wait_until corrected
+	[ "$(jq -r .event events.ndjson | paste -sd' ')" = "downtime recovery" ]
 }
