@@ -428,30 +428,29 @@ teardown() {
 	[ "$(q "select checkpoint from ss_seek_request")" = other ]
 }
 
-@test "man page: the example episode by hand" {
+# The EXAMPLES of the man page, run as tests/man.bats runs every page: "$ command" lines
+# in one scratch directory (stderr joined), the lines after them are the expected output.
+@test "man page: the EXAMPLES run as written" {
+	local cmd= want= got n=0 line
 	cd "$T"
-	printf '%s\n' '{"timestamp":"2023-01-01T10:30:00Z","value":"swimming"}' \
-		'{"timestamp":"2023-01-01T11:30:00Z","value":"walking home"}' \
-		'{"timestamp":"2023-01-01T12:30:00Z","value":"shopping"}' \
-		'{"timestamp":"2023-01-01T13:10:00Z","value":"lunch"}' >activity.ndjson
-	echo '{"timestamp":"2023-01-01T11:00:00Z","value":"sun"}' |
-		ss-checkpoint st.db heartbeat activity weather >/dev/null
-	ss-checkpoint st.db pulse activity --dependency weather=1h \
-		--events events.ndjson \
-		--on-downtime 'echo "paused: $SS_DEPENDENCY is late" >&2' \
-		<activity.ndjson >out.ndjson 2>err &
-	PULSE=$!
-	wait_until grep -q '"event":"downtime"' events.ndjson
-	run ss-checkpoint st.db status
-	assert_line "checkpoint activity: down"
-	assert_line "  down at marker    2023-01-01T12:30:00Z"
-	assert_line --regexp '^  weather +down +2023-01-01T11:00:00Z +1h +1h30m$'
-	grep -qx "paused: weather is late" err
-	printf '%s\n' '{"timestamp":"2023-01-01T12:00:00Z","value":"cloud"}' \
-		'{"timestamp":"2023-01-01T13:00:00Z","value":"rain"}' |
-		ss-checkpoint st.db heartbeat activity weather >/dev/null
-	wait "$PULSE"
-	[ "$(jq -r .event events.ndjson | paste -sd' ')" = "downtime recovery" ]
-	cmp activity.ndjson out.ndjson
-	[ "$(ss-checkpoint st.db status --json | jq -r '.dependencies[] | select(.state == "down") | .dependency')" = "" ]
+	check() {
+		[ -n "$cmd" ] || return 0
+		got=$(timeout 20 sh -c "$cmd" 2>&1) || true
+		if [ "$got" != "$want" ]; then
+			printf 'example: %s\nwant:\n%s\ngot:\n%s\n' "$cmd" "$want" "$got" >&2
+			return 1
+		fi
+		n=$((n + 1))
+	}
+	while IFS= read -r line; do
+		case $line in
+		'$ '*) check || return 1; cmd=${line#\$ }; want= ;;
+		@@END) check || return 1; cmd= ;;
+		*) want=${want:+$want$'\n'}$line ;;
+		esac
+	done < <(awk '/^\.Sh EXAMPLES/ {ex=1; next} /^\.Sh / {ex=0} ex && /^\.Bd -literal/ {lit=1; next}
+	     ex && /^\.Ed/ {lit=0; print "@@END"; next} ex && lit {print}' "$ROOT/man/ss-checkpoint.1" |
+		sed 's/\\e/\\/g; s/\\&//g')
+	echo "$n examples ran" >&3
+	[ "$n" = 8 ]
 }
