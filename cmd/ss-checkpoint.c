@@ -254,20 +254,21 @@ sleep_ms(int ms)
 		;
 }
 
-/* "weather=30m": a name with its own threshold; "weather": the --threshold default. */
+/* "weather=30m": a name with its own threshold; "weather": the --threshold default.
+ * The name is a copy (argv stays as ps shows it); the caller frees it. */
 static void
-dep_parse(struct ss_checkpoint_dep *d, char *arg)
+dep_parse(struct ss_checkpoint_dep *d, const char *arg)
 {
-	char *eq = strrchr(arg, '=');
+	char *name = ss_xstrdup(arg), *eq = strrchr(name, '=');
 
-	d->name = arg;
+	d->name = name;
 	d->threshold = -1;
 	if (eq) {
 		*eq = '\0';
 		if (!ss_duration_parse(eq + 1, &d->threshold) || d->threshold < 0)
-			ss_diag_usage_error(usage, "--dependency %s: not a duration: %s", arg, eq + 1);
+			ss_diag_usage_error(usage, "--dependency %s: not a duration: %s", name, eq + 1);
 	}
-	if (!*d->name)
+	if (!*name)
 		ss_diag_usage_error(usage, "--dependency: empty name");
 }
 
@@ -341,6 +342,8 @@ cmd_pulse(const char *db, int argc, char **argv)
 	flow_free(&f);
 	if (events)
 		fclose(pl.events);
+	for (i = 0; i < ndeps; i++)
+		free((char *)deps[i].name);
 	free(deps);
 	return SS_EXIT_OK;
 }
