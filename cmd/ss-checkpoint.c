@@ -127,14 +127,19 @@ flow_pass(struct flow *f, const char *line, size_t len)
 	ss_writer_putc(f->out, '\n');
 }
 
+/* Before the state file is opened: a bad expression leaves no file behind. */
 static void
-flow_init(struct flow *f, const char *ts, enum ss_tsunit unit, void (*commit)(void *),
-    void *arg)
+flow_init(struct flow *f, const char *ts, enum ss_tsunit unit)
 {
 	f->ts = ss_expr_compile(ts, "--ts");
 	f->unit = unit;
 	f->in = ss_reader_open("-");
 	f->out = ss_writer_new(1, "<stdout>");
+}
+
+static void
+flow_start(struct flow *f, void (*commit)(void *), void *arg)
+{
 	f->commit = commit;
 	f->arg = arg;
 	f->committed = ss_time_mono();
@@ -205,8 +210,9 @@ cmd_heartbeat(const char *db, int argc, char **argv)
 			ss_diag_usage_error(usage, "heartbeat: bad option");
 	if (argc - optind != 2)
 		ss_diag_usage_error(usage, "heartbeat: want CHECKPOINT and DEPENDENCY");
+	flow_init(&f, ts, unit);
 	hb = ss_checkpoint_hb_open(db, argv[optind], argv[optind + 1]);
-	flow_init(&f, ts, unit, hb_commit, hb);
+	flow_start(&f, hb_commit, hb);
 	while (flow_next(&f, &line, &len, &t)) {
 		flow_pass(&f, line, len);
 		ss_checkpoint_hb_beat(hb, t, ss_envelope_get(line, len, &env) ? &env : NULL);
@@ -314,16 +320,21 @@ cmd_pulse(const char *db, int argc, char **argv)
 		ss_diag_usage_error(usage, "pulse: want one CHECKPOINT");
 	if (ndeps == 0)
 		ss_diag_usage_error(usage, "pulse: no --dependency given");
-	for (i = 0; i < ndeps; i++)
+	for (i = 0; i < ndeps; i++) {
 		if (deps[i].threshold < 0)
 			deps[i].threshold = threshold;
+		for (c = 0; c < i; c++)
+			if (strcmp(deps[c].name, deps[i].name) == 0)
+				ss_diag_usage_error(usage, "--dependency %s given twice", deps[i].name);
+	}
 	pl.checkpoint = argv[optind];
 	pl.events = stderr;
 	pl.events_name = "<stderr>";
 	if (events && !(pl.events = fopen(pl.events_name = events, "a")))
 		ss_diag_die(SS_EXIT_DATA, "%s: %s", events, strerror(errno));
+	flow_init(&f, ts, unit);
 	p = ss_checkpoint_pulse_open(db, pl.checkpoint, deps, ndeps, pulse_event, &pl);
-	flow_init(&f, ts, unit, pulse_commit, p);
+	flow_start(&f, pulse_commit, p);
 	for (;;) {
 		/* Paused: read nothing, so the pipe fills and the producer upstream waits;
 		 * the records behind the pause pass after recovery, in order. */

@@ -53,7 +53,10 @@ teardown() {
 	test_must_fail 2 ss-checkpoint "$T/st.db" pulse activity
 	test_must_fail 2 ss-checkpoint "$T/st.db" pulse activity --dependency weather=soon
 	test_must_fail 2 ss-checkpoint "$T/st.db" pulse activity --dependency w --threshold x
+	test_must_fail 2 ss-checkpoint "$T/st.db" pulse activity --dependency w --dependency w=1h
 	test_must_fail 3 ss-checkpoint "$T/st.db" pulse activity --dependency w --ts '.a |'
+	test_must_fail 3 ss-checkpoint "$T/st.db" heartbeat activity w --ts '.a |'
+	[ ! -e "$T/st.db" ] # misuse leaves no state file behind
 }
 
 @test "heartbeat passes records unchanged and keeps the max event time" {
