@@ -21,10 +21,10 @@ pulse_bg() {
 	PULSE=$!
 	exec 8>"$T/in"
 }
-# wait_until CMD...: poll for up to 5 s (foreground pulses run under timeout: a pause
+# wait_until CMD...: poll for up to 10 s (foreground pulses run under timeout: a pause
 # where none belongs fails the test instead of hanging it)
 wait_until() {
-	for _ in $(seq 50); do "$@" && return 0; sleep 0.1; done
+	for _ in $(seq 100); do "$@" && return 0; sleep 0.1; done
 	echo "timed out waiting for: $*" >&2
 	return 1
 }
