@@ -236,7 +236,8 @@ TIME_TYPES=(null false true '[]' '{}' '"yesterday"' '"2023-13-01T00:00:00Z"' 1e4
 		assert_line --regexp '^ss-produce: .*stdin>?:4: .+'
 		[ "$(grep -c '"key":"k[012]"' <<<"$output")" -eq 3 ] || { echo "$c: $output"; return 1; }
 	done
-	for t in "${TIME_TYPES[@]}"; do
+	# null is no timestamp (the broker's time), as for a record without the field
+	for t in "${TIME_TYPES[@]:1}"; do
 		printf '{"t":1}\n{"t":%s}\n' "$t" >"$T/in"
 		run ss-produce --dry-run --timestamp .t t <"$T/in"
 		no_crash
