@@ -472,7 +472,7 @@ def reduce_revisions(paths):
 
 
 def suite_asof(rng, fig, mode, rewind=False):
-    inp = AsofInput(random.Random(f"{SEED}:asof"), max(RECORDS // 2, 2000))
+    inp = AsofInput(random.Random(f"{SEED}:asof"), max(RECORDS // 4, 2000))
     work = tempfile.mkdtemp(prefix="ss-crash-")
     try:
         def cmd(db, lp, rp):

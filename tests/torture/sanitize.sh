@@ -6,7 +6,8 @@
 #     representative inputs: only errors and definite leaks count ("still reachable"
 #     memory of librdkafka and libjq is not a leak).
 # Prints figures; exits 1 if a test failed under the sanitizers or valgrind found anything.
-# SANITIZE_BATS: the bats files to run (default: every tests/*.bats).
+# SANITIZE_BATS: the bats files to run (default: every tests/*.bats);
+# SANITIZE_STAGES: "asan valgrind" (default both).
 set -u
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -14,6 +15,8 @@ fail=0
 # shellcheck disable=SC2086
 files=${SANITIZE_BATS:-$(ls tests/*.bats)}
 
+stages=${SANITIZE_STAGES:-asan valgrind}
+case " $stages " in *" asan "*)
 echo "== sanitizers: make SANITIZE=1, bats under ASan+UBSan"
 make -s SANITIZE=1 >/dev/null || { echo "sanitize: build failed"; exit 1; }
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1"
@@ -32,7 +35,9 @@ if [ "$failed" -gt 0 ] || [ "$reports" -gt 0 ]; then
 	fail=1
 fi
 rm -f "$log"
+;; esac
 
+case " $stages " in *" valgrind "*) ;; *) exit $fail ;; esac
 echo "== valgrind: make, each tool over representative inputs"
 make -s >/dev/null || { echo "sanitize: normal build failed"; exit 1; }
 W=$(mktemp -d)
@@ -84,7 +89,28 @@ if [ -x bin/ss-asof ]; then
 	done
 fi
 if [ -x bin/ss-checkpoint ]; then
+	vg "ss-checkpoint heartbeat" "$W/env" bin/ss-checkpoint "$W/k.db" heartbeat act wx --ts .timestamp --ts-unit ms
+	vg "ss-checkpoint pulse" "$W/env" bin/ss-checkpoint "$W/k.db" pulse act --dependency wx=1h --ts .timestamp --ts-unit ms --events "$W/events"
 	vg "ss-checkpoint status" "$W/empty" bin/ss-checkpoint "$W/k.db" status
+	vg "ss-checkpoint status --json" "$W/empty" bin/ss-checkpoint "$W/k.db" status --json
+	vg "ss-checkpoint bad record" "$W/bad" bin/ss-checkpoint "$W/k2.db" heartbeat act wx --ts .key
+fi
+if [ -x bin/ss-produce ] && [ -x bin/ss-consume ] && [ -x bin/ss-mock-broker ]; then
+	vg "ss-produce --dry-run" "$W/env" bin/ss-produce --dry-run --envelope t
+	vg "ss-produce --dry-run bad record" "$W/bad" bin/ss-produce --dry-run --key .key t
+	mkfifo "$W/mockin"
+	bin/ss-mock-broker --topic vg:3 <"$W/mockin" >"$W/mock" 2>/dev/null &
+	mock=$!
+	exec 9>"$W/mockin"
+	for _ in $(seq 50); do [ -s "$W/mock" ] && break; sleep 0.1; done
+	brokers=$(sed -n 's/^BROKERS=//p' "$W/mock")
+	vg "ss-produce" "$W/env" bin/ss-produce -b "$brokers" --key .key vg
+	vg "ss-produce --envelope" "$W/env" bin/ss-produce -b "$brokers" --envelope vg
+	vg "ss-consume -e" "$W/empty" bin/ss-consume -b "$brokers" -e vg
+	vg "ss-consume --offsets-from" "$W/empty" bin/ss-consume -b "$brokers" -e --offsets-from "$W/c.db" vg
+	exec 9>&-
+	wait "$mock"
+	vg "ss-mock-broker" "$W/empty" bin/ss-mock-broker --topic x:2
 fi
 echo "valgrind: $runs tool runs, $errs with errors or definite leaks"
 [ "$errs" -eq 0 ] || fail=1
