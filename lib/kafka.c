@@ -371,12 +371,13 @@ put_base64_form(ss_buf *b, const void *p, size_t len)
 bool
 ss_kafka_put_payload(ss_buf *b, const void *p, size_t len, enum ss_kfmt fmt)
 {
-	const char *s = p, *end = s + len, *b64, *b64end;
+	const char *s = p, *end, *b64, *b64end;
 
 	if (p == NULL) {
 		ss_buf_adds(b, "null");
 		return true;
 	}
+	end = s + len; /* not before: NULL + 0 is undefined (UBSan stops on tombstones) */
 	switch (fmt) {
 	case SS_KFMT_AUTO:
 	case SS_KFMT_JSON:
