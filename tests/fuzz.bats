@@ -32,3 +32,4 @@ replay() {
 @test "fuzz corpus: key encoding orders as jq sorts" { replay keyenc; }
 @test "fuzz corpus: envelopes are read as jq reads them" { replay envelope; }
 @test "fuzz corpus: expression keys of every type agree with jq" { replay exprkey; }
+@test "fuzz corpus: Kafka payloads and headers round-trip through their JSON form" { replay payload; }

@@ -272,3 +272,19 @@ TIME_TYPES=(null false true '[]' '{}' '"yesterday"' '"2023-13-01T00:00:00Z"' 1e4
 	kill "$MOCK_PID"
 	wait "$MOCK_PID" || true
 }
+
+@test "ss-consume | ss-produce: a payload that is the bytes null stays bytes, not a tombstone" {
+	need ss-mock-broker
+	coproc MOCK { ss-mock-broker --topic a:1 --topic b:1; }
+	read -r -u "${MOCK[0]}" line
+	export SS_BROKERS=${line#BROKERS=}
+	printf '%s\n' null ' null ' | ss-produce --raw a
+	ss-produce --envelope b <<<'{"key":"t","value":null}'
+	run ss-consume -e a
+	assert_success
+	ss-consume -e a | ss-produce --envelope b
+	run bash -c "ss-consume -e b --value-format base64 | jq -c .value"
+	assert_output "$(printf '%s\n' null '{"base64":"bnVsbA=="}' '{"base64":"IG51bGwg"}')"
+	kill "$MOCK_PID"
+	wait "$MOCK_PID" || true
+}
