@@ -26,6 +26,9 @@ DEB_PKGS := build-essential librdkafka-dev libsqlite3-dev libjq-dev jq sqlite3 \
             bats bats-assert bats-support kcat bc time valgrind python3 curl
 # Kafka for the integration suite comes from Maven Central via scripts/kafka-up (Java 17+).
 
+# keep objects between builds (make would delete them as intermediates)
+.SECONDARY:
+
 .PHONY: all clean install uninstall deps check check-fast check-integration demo \
         bench bench-deps torture fuzz FORCE
 all: $(TOOLS)

@@ -3,6 +3,7 @@
 #ifndef SS_DIAG_H
 #define SS_DIAG_H
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdnoreturn.h>
 
 enum ss_exit {

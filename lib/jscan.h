@@ -18,8 +18,9 @@ bool ss_jscan_utf8(const char *p, const char *end);
 
 /* A plain path: .a.b[0]."c d" — object keys and array indexes only. */
 struct ss_jpath;
-/* Parse a jq expression that is a plain path; NULL if it is anything else. Free with free(). */
+/* Parse a jq expression that is a plain path; NULL if it is anything else. */
 struct ss_jpath *ss_jpath_parse(const char *expr);
+void ss_jpath_free(struct ss_jpath *path);
 /* Find the raw value at the path in a valid JSON document. Returns true and sets
  * [*vstart,*vend) when found; false when a step is missing or has the wrong type
  * (jq would give null for missing keys, an error for wrong types: *type_error says which). */

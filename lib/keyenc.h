@@ -5,16 +5,10 @@
 #ifndef SS_KEYENC_H
 #define SS_KEYENC_H
 #include <jv.h>
+#include "buf.h"
 #include <stdbool.h>
 #include <stddef.h>
 
-typedef struct ss_buf {
-	char *data;
-	size_t len, cap;
-} ss_buf;
-void ss_buf_reset(ss_buf *b);
-void ss_buf_add(ss_buf *b, const void *p, size_t n);
-void ss_buf_free(ss_buf *b);
 
 /* Append the encoding of v (not consumed) to b. */
 void ss_keyenc_jv(ss_buf *b, jv v);

@@ -48,13 +48,21 @@ void ss_cursor_free(ss_cursor *c);
 
 /* Retention: keep the newest n keys (by key order); delete the rest. Returns deleted. */
 int64_t ss_store_retain_count(ss_store *s, int64_t n);
-/* Delete every key whose first time component (the key itself if a number/time string,
- * else its last array element read as a time) is older than newest minus age. */
-int64_t ss_store_retain_age(ss_store *s, int64_t age_ns, int unit);
+/* Track the event time of keys from now on: the key itself when it is a number (in unit,
+ * an enum ss_tsunit) or a time string, else its last array element. Needed before puts
+ * for ss_store_retain_age to see them. */
+void ss_store_track_time(ss_store *s, int unit);
+/* Delete every key whose tracked time is older than the newest tracked time minus age. */
+int64_t ss_store_retain_age(ss_store *s, int64_t age_ns);
 
 /* Applied offsets, in the same transaction as state changes. -1 when none. */
 int64_t ss_store_offset_get(ss_store *s, const char *topic, int32_t partition);
 void ss_store_offset_set(ss_store *s, const char *topic, int32_t partition, int64_t offset);
+/* Idempotence guard for a record's envelope: true when its offset is not newer than the
+ * applied offset of its topic-partition (a replay to skip). Answers from memory after the
+ * first look-up of each partition. */
+struct ss_envelope;
+bool ss_store_offset_is_applied(ss_store *s, const struct ss_envelope *env);
 /* Iterate all applied offsets: cb(topic, partition, offset, arg). */
 void ss_store_offsets_each(ss_store *s, void (*cb)(const char *, int32_t, int64_t, void *), void *arg);
 #endif

@@ -1,0 +1,26 @@
+/* buf: a growable byte buffer. The struct is the caller's (zero-initialize it: ss_buf b = {0});
+ * its data is owned by the buffer and released by ss_buf_free. */
+#ifndef SS_BUF_H
+#define SS_BUF_H
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct ss_buf {
+	char *data;
+	size_t len, cap;
+} ss_buf;
+void ss_buf_reset(ss_buf *b);
+void ss_buf_add(ss_buf *b, const void *p, size_t n);
+void ss_buf_addc(ss_buf *b, char c);
+void ss_buf_adds(ss_buf *b, const char *s);
+/* Make data NUL-terminated (not counted in len) and return it. */
+char *ss_buf_cstr(ss_buf *b);
+void ss_buf_free(ss_buf *b);
+/* Append a JSON string literal for bytes [s, s+n): quoted, escaped; invalid UTF-8 becomes
+ * U+FFFD, so the result is always valid JSON. Returns false if a replacement happened. */
+bool ss_buf_json_string(ss_buf *b, const char *s, size_t n);
+/* Append standard base64 (RFC 4648, with padding) of [s, s+n). */
+void ss_buf_base64(ss_buf *b, const void *s, size_t n);
+/* Decode base64 into b; false if invalid. */
+bool ss_buf_unbase64(ss_buf *b, const char *s, size_t n);
+#endif

@@ -1,0 +1,87 @@
+#include "diag.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *tool_name = "ss";
+
+void
+ss_diag_init(const char *tool)
+{
+	tool_name = tool;
+}
+
+const char *
+ss_diag_tool(void)
+{
+	return tool_name;
+}
+
+static void
+vmessage(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", tool_name);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void
+ss_diag_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage(fmt, ap);
+	va_end(ap);
+}
+
+void
+ss_diag_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage(fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
+void
+ss_diag_usage_error(const char *usage, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage(fmt, ap);
+	va_end(ap);
+	fputs(usage, stderr);
+	exit(SS_EXIT_USAGE);
+}
+
+void *
+ss_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		ss_diag_die(SS_EXIT_DATA, "out of memory");
+	return p;
+}
+
+void *
+ss_xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (p == NULL)
+		ss_diag_die(SS_EXIT_DATA, "out of memory");
+	return p;
+}
+
+char *
+ss_xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	return memcpy(ss_xmalloc(n), s, n);
+}

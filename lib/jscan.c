@@ -1,0 +1,518 @@
+/* A validating JSON scanner that works on raw bytes and builds nothing (see jscan.h). */
+#include "jscan.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* jq 1.6's parser refuses documents nested deeper than this; agree with it. */
+#define MAX_DEPTH 256
+
+static const char *
+skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/* Length of the UTF-8 sequence at p, or 0 if invalid (overlong, surrogate, > U+10FFFF). */
+static size_t
+utf8_seq(const unsigned char *p, const unsigned char *end)
+{
+	unsigned c = p[0];
+
+	if (c < 0x80)
+		return 1;
+	if (c < 0xC2 || c > 0xF4)
+		return 0;
+	if (c < 0xE0) {
+		if (end - p < 2 || (p[1] & 0xC0) != 0x80)
+			return 0;
+		return 2;
+	}
+	if (c < 0xF0) {
+		if (end - p < 3 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80)
+			return 0;
+		if (c == 0xE0 && p[1] < 0xA0)
+			return 0;
+		if (c == 0xED && p[1] > 0x9F)
+			return 0;
+		return 3;
+	}
+	if (end - p < 4 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80 || (p[3] & 0xC0) != 0x80)
+		return 0;
+	if (c == 0xF0 && p[1] < 0x90)
+		return 0;
+	if (c == 0xF4 && p[1] > 0x8F)
+		return 0;
+	return 4;
+}
+
+bool
+ss_jscan_utf8(const char *s, const char *e)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = (const unsigned char *)e;
+
+	while (p < end) {
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		size_t n = utf8_seq(p, end);
+		if (n == 0)
+			return false;
+		p += n;
+	}
+	return true;
+}
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* p at the opening quote; returns the byte after the closing quote or NULL. */
+static const char *
+scan_string(const char *p, const char *end, const char **why)
+{
+	const unsigned char *q = (const unsigned char *)p + 1, *e = (const unsigned char *)end;
+
+	while (q < e) {
+		unsigned c = *q;
+		if (c == '"')
+			return (const char *)q + 1;
+		if (c == '\\') {
+			if (e - q < 2)
+				break;
+			c = q[1];
+			if (c == 'u') {
+				if (e - q < 6 || hexval(q[2]) < 0 || hexval(q[3]) < 0 || hexval(q[4]) < 0 || hexval(q[5]) < 0) {
+					*why = "invalid \\u escape in string";
+					return NULL;
+				}
+				q += 6;
+				continue;
+			}
+			if (!strchr("\"\\/bfnrt", (int)c) || c == 0) {
+				*why = "invalid escape in string";
+				return NULL;
+			}
+			q += 2;
+			continue;
+		}
+		if (c < 0x20) {
+			*why = c == 0 ? "NUL byte in string" : "control character in string";
+			return NULL;
+		}
+		if (c < 0x80) {
+			q++;
+			continue;
+		}
+		size_t n = utf8_seq(q, e);
+		if (n == 0) {
+			*why = "invalid UTF-8";
+			return NULL;
+		}
+		q += n;
+	}
+	*why = "unterminated string";
+	return NULL;
+}
+
+static const char *
+scan_number(const char *p, const char *end, const char **why)
+{
+	const char *s = p;
+
+	if (p < end && *p == '-')
+		p++;
+	if (p < end && *p == '0')
+		p++;
+	else if (p < end && *p >= '1' && *p <= '9')
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+	else
+		goto bad;
+	if (p < end && *p == '.') {
+		p++;
+		if (p >= end || *p < '0' || *p > '9')
+			goto bad;
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= end || *p < '0' || *p > '9')
+			goto bad;
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	return p;
+bad:
+	(void)s;
+	*why = "invalid number";
+	return NULL;
+}
+
+static const char *
+scan_literal(const char *p, const char *end, const char *word, const char **why)
+{
+	size_t n = strlen(word);
+
+	if ((size_t)(end - p) < n || memcmp(p, word, n) != 0) {
+		*why = "invalid literal";
+		return NULL;
+	}
+	return p + n;
+}
+
+/* Iterative, so hostile nesting costs no stack: containers[] remembers '{' or '['. */
+const char *
+ss_jscan_value(const char *p, const char *end, const char **why)
+{
+	char containers[MAX_DEPTH];
+	int depth = 0;
+	const char *dummy;
+
+	if (why == NULL)
+		why = &dummy;
+	for (;;) {
+		p = skip_ws(p, end);
+		if (p >= end) {
+			*why = "unexpected end of input";
+			return NULL;
+		}
+		/* one value */
+		switch (*p) {
+		case '{':
+		case '[':
+			if (depth == MAX_DEPTH) {
+				*why = "nesting too deep";
+				return NULL;
+			}
+			containers[depth++] = *p;
+			p = skip_ws(p + 1, end);
+			if (p < end && *p == (containers[depth - 1] == '{' ? '}' : ']')) {
+				depth--;
+				p++;
+				goto after_value;
+			}
+			if (containers[depth - 1] == '{')
+				goto object_key;
+			continue;
+		case '"':
+			p = scan_string(p, end, why);
+			break;
+		case 't':
+			p = scan_literal(p, end, "true", why);
+			break;
+		case 'f':
+			p = scan_literal(p, end, "false", why);
+			break;
+		case 'n':
+			p = scan_literal(p, end, "null", why);
+			break;
+		default:
+			if (*p == '-' || (*p >= '0' && *p <= '9'))
+				p = scan_number(p, end, why);
+			else {
+				*why = "unexpected character";
+				p = NULL;
+			}
+		}
+		if (p == NULL)
+			return NULL;
+after_value:
+		for (;;) {
+			if (depth == 0)
+				return p;
+			p = skip_ws(p, end);
+			if (p >= end) {
+				*why = "unexpected end of input";
+				return NULL;
+			}
+			char open = containers[depth - 1];
+			if (*p == (open == '{' ? '}' : ']')) {
+				depth--;
+				p++;
+				continue;
+			}
+			if (*p != ',') {
+				*why = open == '{' ? "expected ',' or '}'" : "expected ',' or ']'";
+				return NULL;
+			}
+			p = skip_ws(p + 1, end);
+			if (open == '{')
+				goto object_key;
+			break;
+		}
+		continue;
+object_key:
+		if (p >= end || *p != '"') {
+			*why = "expected a string key";
+			return NULL;
+		}
+		if ((p = scan_string(p, end, why)) == NULL)
+			return NULL;
+		p = skip_ws(p, end);
+		if (p >= end || *p != ':') {
+			*why = "expected ':'";
+			return NULL;
+		}
+		p++;
+	}
+}
+
+bool
+ss_jscan_document(const char *p, const char *end, const char **why)
+{
+	const char *dummy;
+
+	if (why == NULL)
+		why = &dummy;
+	p = ss_jscan_value(p, end, why);
+	if (p == NULL)
+		return false;
+	if (skip_ws(p, end) != end) {
+		*why = "unexpected text after the JSON value";
+		return false;
+	}
+	return true;
+}
+
+/* ---- plain paths ---- */
+
+struct step {
+	char *key; /* NULL for an index */
+	size_t keylen;
+	long index;
+};
+
+struct ss_jpath {
+	int nsteps;
+	struct step steps[];
+};
+
+static bool
+is_ident(char c, bool first)
+{
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9');
+}
+
+/* Parse a quoted key with simple escapes only (\" and \\); NULL otherwise. */
+static const char *
+parse_quoted(const char *s, struct step *st)
+{
+	const char *q = s + 1;
+	char *out = malloc(strlen(s) + 1);
+	size_t n = 0;
+
+	if (out == NULL)
+		return NULL;
+	while (*q && *q != '"') {
+		if (*q == '\\') {
+			if (q[1] != '"' && q[1] != '\\')
+				break;
+			q++;
+		}
+		out[n++] = *q++;
+	}
+	if (*q != '"') {
+		free(out);
+		return NULL;
+	}
+	st->key = out;
+	st->keylen = n;
+	return q + 1;
+}
+
+void
+ss_jpath_free(struct ss_jpath *jp)
+{
+	for (int i = 0; i < jp->nsteps; i++)
+		free(jp->steps[i].key);
+	free(jp);
+}
+
+struct ss_jpath *
+ss_jpath_parse(const char *expr)
+{
+	size_t cap = strlen(expr) + 1;
+	struct ss_jpath *jp = calloc(1, sizeof *jp + cap * sizeof(struct step));
+	const char *s = expr;
+
+	if (jp == NULL)
+		return NULL;
+	while (*s == ' ')
+		s++;
+	if (*s != '.')
+		goto no;
+	if (s[1] == '\0' || (s[1] == ' ' && s[strspn(s + 1, " ") + 1] == '\0'))
+		return jp; /* identity */
+	while (*s && *s != ' ') {
+		struct step *st = &jp->steps[jp->nsteps];
+		if (*s == '.' && is_ident(s[1], true)) {
+			const char *b = ++s;
+			while (is_ident(*s, false))
+				s++;
+			st->keylen = (size_t)(s - b);
+			st->key = strndup(b, st->keylen);
+		} else if (*s == '.' && s[1] == '"') {
+			if ((s = parse_quoted(s + 1, st)) == NULL)
+				goto no;
+		} else if (*s == '[' || (*s == '.' && s[1] == '[')) {
+			s += *s == '.' ? 2 : 1;
+			if (*s == '"') {
+				if ((s = parse_quoted(s, st)) == NULL || *s != ']')
+					goto no;
+			} else {
+				char *e;
+				if (*s < '0' || *s > '9')
+					goto no;
+				st->index = strtol(s, &e, 10);
+				if (*e != ']' || st->index > 1000000000)
+					goto no;
+				s = e;
+			}
+			s++;
+		} else
+			goto no;
+		jp->nsteps++;
+	}
+	while (*s == ' ')
+		s++;
+	if (*s)
+		goto no;
+	return jp;
+no:
+	ss_jpath_free(jp);
+	return NULL;
+}
+
+/* Compare a raw JSON string literal [p,e) (quotes included) with key; handles escapes. */
+static bool
+key_equals(const char *p, const char *e, const char *key, size_t keylen)
+{
+	const char *q = p + 1, *end = e - 1;
+	size_t i = 0;
+
+	if (memchr(q, '\\', (size_t)(end - q)) == NULL)
+		return (size_t)(end - q) == keylen && memcmp(q, key, keylen) == 0;
+	while (q < end) {
+		char c = *q++;
+		if (c == '\\') {
+			c = *q++;
+			switch (c) {
+			case 'b': c = '\b'; break;
+			case 'f': c = '\f'; break;
+			case 'n': c = '\n'; break;
+			case 'r': c = '\r'; break;
+			case 't': c = '\t'; break;
+			case 'u': {
+				unsigned cp = (unsigned)(hexval(q[0]) << 12 | hexval(q[1]) << 8 | hexval(q[2]) << 4 | hexval(q[3]));
+				q += 4;
+				if (cp >= 0x80)
+					return false; /* non-ASCII escapes in path keys: let jq decide */
+				c = (char)cp;
+				break;
+			}
+			default: break;
+			}
+		}
+		if (i >= keylen || key[i++] != c)
+			return false;
+	}
+	return i == keylen;
+}
+
+/* Within the object at p, find the LAST member named key (jq keeps the last duplicate). */
+static bool
+find_member(const char *p, const char *end, const struct step *st, const char **vs, const char **ve)
+{
+	const char *why;
+	bool found = false;
+
+	p = skip_ws(p + 1, end);
+	if (*p == '}')
+		return false;
+	for (;;) {
+		const char *ks = p, *ke = scan_string(p, end, &why);
+		p = skip_ws(ke, end) + 1;
+		p = skip_ws(p, end);
+		const char *v = p;
+		p = ss_jscan_value(p, end, &why);
+		if (key_equals(ks, ke, st->key, st->keylen)) {
+			*vs = v;
+			*ve = p;
+			found = true;
+		}
+		p = skip_ws(p, end);
+		if (*p == '}')
+			return found;
+		p = skip_ws(p + 1, end);
+	}
+}
+
+static bool
+find_element(const char *p, const char *end, long index, const char **vs, const char **ve)
+{
+	const char *why;
+
+	p = skip_ws(p + 1, end);
+	if (*p == ']')
+		return false;
+	for (long i = 0;; i++) {
+		const char *v = p;
+		p = ss_jscan_value(p, end, &why);
+		if (i == index) {
+			*vs = v;
+			*ve = p;
+			return true;
+		}
+		p = skip_ws(p, end);
+		if (*p == ']')
+			return false;
+		p = skip_ws(p + 1, end);
+	}
+}
+
+bool
+ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,
+	      const char **vstart, const char **vend, bool *type_error)
+{
+	const char *why;
+
+	*type_error = false;
+	p = skip_ws(p, end);
+	const char *e = ss_jscan_value(p, end, &why);
+	if (e == NULL)
+		return *type_error = true, false;
+	for (int i = 0; i < path->nsteps; i++) {
+		const struct step *st = &path->steps[i];
+		if (*p == 'n')
+			return false; /* null indexed by anything is null */
+		if (st->key && *p == '{') {
+			if (!find_member(p, e, st, &p, &e))
+				return false;
+		} else if (!st->key && *p == '[') {
+			if (!find_element(p, e, st->index, &p, &e))
+				return false;
+		} else {
+			*type_error = true;
+			return false;
+		}
+	}
+	*vstart = p;
+	*vend = e;
+	return true;
+}

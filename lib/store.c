@@ -1,0 +1,522 @@
+#include "store.h"
+
+#include <errno.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "diag.h"
+#include "envelope.h"
+#include "keyenc.h"
+#include "sstime.h"
+
+enum stmt { ST_PUT, ST_GET, ST_DEL, ST_OFF_GET, ST_OFF_SET, ST_COUNT, ST__N };
+
+static const char *const stmt_sql[ST__N] = {
+	[ST_PUT] = "INSERT OR REPLACE INTO ss_kv(k, key, value, t) VALUES (?1, ?2, ?3, ?4)",
+	[ST_GET] = "SELECT value FROM ss_kv WHERE k = ?1",
+	[ST_DEL] = "DELETE FROM ss_kv WHERE k = ?1",
+	[ST_OFF_GET] = "SELECT offset FROM ss_offsets WHERE topic = ?1 AND partition = ?2",
+	[ST_OFF_SET] = "INSERT OR REPLACE INTO ss_offsets(topic, partition, offset) VALUES (?1, ?2, ?3)",
+	[ST_COUNT] = "SELECT count(*) FROM ss_kv",
+};
+
+static const char schema[] =
+	"CREATE TABLE IF NOT EXISTS ss_kv(k BLOB PRIMARY KEY, key TEXT NOT NULL,"
+	" value TEXT NOT NULL, t INTEGER) WITHOUT ROWID;"
+	"CREATE INDEX IF NOT EXISTS ss_kv_t ON ss_kv(t) WHERE t IS NOT NULL;"
+	"CREATE TABLE IF NOT EXISTS ss_offsets(topic TEXT NOT NULL, partition INTEGER NOT NULL,"
+	" offset INTEGER NOT NULL, PRIMARY KEY(topic, partition)) WITHOUT ROWID;";
+
+struct ss_store {
+	sqlite3 *db;
+	char *path;
+	bool readonly, in_txn, track_time;
+	int unit;
+	int pending; /* writes in the open transaction */
+	sqlite3_stmt *st[ST__N];
+	ss_buf kbuf;
+	struct applied *applied; /* memory of ss_offsets for the partitions seen */
+	size_t napplied;
+};
+
+struct applied {
+	char topic[256];
+	int32_t partition;
+	int64_t offset;
+	bool dirty; /* newer than ss_offsets: written at commit, inside the transaction */
+};
+
+/* Map a SQLite failure to the exit table: busy or unreachable is temporary (75). */
+static void
+die_sqlite(ss_store *s, int rc, const char *what)
+{
+	int code = (rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_CANTOPEN ||
+		    rc == SQLITE_PROTOCOL) ? SS_EXIT_TEMPFAIL : SS_EXIT_DATA;
+	ss_diag_die(code, "%s: %s: %s", s->path, what, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+}
+
+static void
+exec_sql(ss_store *s, const char *sql)
+{
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+
+	if (rc != SQLITE_OK)
+		die_sqlite(s, rc, sql);
+}
+
+static sqlite3_stmt *
+stmt(ss_store *s, enum stmt which)
+{
+	if (s->st[which] == NULL) {
+		int rc = sqlite3_prepare_v2(s->db, stmt_sql[which], -1, &s->st[which], NULL);
+		if (rc != SQLITE_OK)
+			die_sqlite(s, rc, "prepare");
+	}
+	sqlite3_reset(s->st[which]);
+	return s->st[which];
+}
+
+ss_store *
+ss_store_open(const char *path, int flags)
+{
+	ss_store *s = calloc(1, sizeof *s);
+
+	if (s == NULL)
+		ss_diag_die(SS_EXIT_DATA, "out of memory");
+	s->path = ss_xstrdup(path);
+	s->readonly = flags & SS_STORE_READONLY;
+	if (s->readonly && access(path, F_OK) != 0)
+		ss_diag_die(SS_EXIT_DATA, "%s: %s", path, strerror(errno));
+	int oflags = s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+	int rc = sqlite3_open_v2(path, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK)
+		die_sqlite(s, rc, "cannot open");
+	sqlite3_busy_timeout(s->db, 5000);
+	if (!s->readonly) {
+		exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+		exec_sql(s, schema);
+	}
+	return s;
+}
+
+void
+ss_store_close(ss_store *s)
+{
+	if (s == NULL)
+		return;
+	ss_store_commit(s);
+	for (int i = 0; i < ST__N; i++)
+		sqlite3_finalize(s->st[i]);
+	int rc = sqlite3_close(s->db);
+	if (rc != SQLITE_OK)
+		ss_diag_warn("%s: close: %s", s->path, sqlite3_errstr(rc));
+	ss_buf_free(&s->kbuf);
+	free(s->applied);
+	free(s->path);
+	free(s);
+}
+
+sqlite3 *
+ss_store_db(ss_store *s)
+{
+	return s->db;
+}
+
+const char *
+ss_store_path(const ss_store *s)
+{
+	return s->path;
+}
+
+static void write_dirty_offsets(ss_store *s);
+
+static void
+begin(ss_store *s)
+{
+	if (!s->in_txn) {
+		exec_sql(s, "BEGIN IMMEDIATE");
+		s->in_txn = true;
+		s->pending = 0;
+	}
+}
+
+void
+ss_store_commit(ss_store *s)
+{
+	if (!s->in_txn)
+		return;
+	write_dirty_offsets(s);
+	exec_sql(s, "COMMIT");
+	s->in_txn = false;
+	s->pending = 0;
+}
+
+void
+ss_store_maybe_commit(ss_store *s, int batch)
+{
+	if (s->in_txn && s->pending >= batch)
+		ss_store_commit(s);
+}
+
+void
+ss_store_idle(void *s)
+{
+	ss_store_commit(s);
+}
+
+static void
+step_done(ss_store *s, sqlite3_stmt *st, const char *what)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		die_sqlite(s, rc, what);
+	sqlite3_reset(st);
+}
+
+/* The event time of a key for retention, or false. */
+static bool
+key_time(ss_store *s, jv key, int64_t *ns)
+{
+	const char *why;
+
+	if (jv_get_kind(key) == JV_KIND_ARRAY) {
+		int n = jv_array_length(jv_copy(key));
+		if (n == 0)
+			return false;
+		jv last = jv_array_get(jv_copy(key), n - 1);
+		bool ok = ss_time_from_jv(last, (enum ss_tsunit)s->unit, ns, &why);
+		jv_free(last);
+		return ok;
+	}
+	return ss_time_from_jv(key, (enum ss_tsunit)s->unit, ns, &why);
+}
+
+static void
+put(ss_store *s, const char *enc, size_t enclen, const char *key_json, size_t klen,
+    const char *value, size_t vlen, const int64_t *t)
+{
+	begin(s);
+	sqlite3_stmt *st = stmt(s, ST_PUT);
+	sqlite3_bind_blob(st, 1, enc, (int)enclen, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, key_json, (int)klen, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, value, (int)vlen, SQLITE_STATIC);
+	if (t)
+		sqlite3_bind_int64(st, 4, *t);
+	else
+		sqlite3_bind_null(st, 4);
+	step_done(s, st, "put");
+	s->pending++;
+}
+
+void
+ss_store_put_enc(ss_store *s, const char *enc, size_t enclen, const char *key_json, size_t klen,
+		 const char *value, size_t vlen)
+{
+	int64_t t;
+
+	if (s->track_time) {
+		jv key = jv_parse_sized(key_json, (int)klen);
+		bool has = key_time(s, key, &t);
+		jv_free(key);
+		put(s, enc, enclen, key_json, klen, value, vlen, has ? &t : NULL);
+	} else
+		put(s, enc, enclen, key_json, klen, value, vlen, NULL);
+}
+
+void
+ss_store_put(ss_store *s, jv key, const char *value, size_t vlen)
+{
+	int64_t t;
+	ss_buf enc = {0};
+	jv text = jv_dump_string(jv_copy(key), 0);
+	bool has = s->track_time && key_time(s, key, &t);
+
+	ss_keyenc_jv(&enc, key);
+	put(s, enc.data, enc.len, jv_string_value(text), (size_t)jv_string_length_bytes(jv_copy(text)),
+	    value, vlen, has ? &t : NULL);
+	jv_free(text);
+	ss_buf_free(&enc);
+}
+
+static sqlite3_stmt *
+bind_key(ss_store *s, enum stmt which, jv key)
+{
+	sqlite3_stmt *st = stmt(s, which);
+
+	ss_buf_reset(&s->kbuf);
+	ss_keyenc_jv(&s->kbuf, key);
+	sqlite3_bind_blob(st, 1, s->kbuf.data, (int)s->kbuf.len, SQLITE_STATIC);
+	return st;
+}
+
+char *
+ss_store_get(ss_store *s, jv key)
+{
+	sqlite3_stmt *st = bind_key(s, ST_GET, key);
+	char *out = NULL;
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_ROW)
+		out = ss_xstrdup((const char *)sqlite3_column_text(st, 0));
+	else if (rc != SQLITE_DONE)
+		die_sqlite(s, rc, "get");
+	sqlite3_reset(st);
+	return out;
+}
+
+bool
+ss_store_del(ss_store *s, jv key)
+{
+	begin(s);
+	sqlite3_stmt *st = bind_key(s, ST_DEL, key);
+	step_done(s, st, "del");
+	s->pending++;
+	return sqlite3_changes(s->db) > 0;
+}
+
+static int64_t
+query_int(ss_store *s, sqlite3_stmt *st, int64_t none)
+{
+	int64_t v = none;
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(st, 0);
+	else if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		die_sqlite(s, rc, "query");
+	sqlite3_reset(st);
+	return v;
+}
+
+int64_t
+ss_store_count(ss_store *s)
+{
+	return query_int(s, stmt(s, ST_COUNT), 0);
+}
+
+/* ---- scans ---- */
+
+struct ss_cursor {
+	ss_store *store;
+	sqlite3_stmt *st;
+	ss_buf lo, hi;
+};
+
+/* The smallest byte string greater than every string that starts with p: p "+ 1". */
+static bool
+prefix_successor(ss_buf *b)
+{
+	while (b->len > 0) {
+		unsigned char c = (unsigned char)b->data[b->len - 1];
+		if (c < 0xFF) {
+			b->data[b->len - 1] = (char)(c + 1);
+			return true;
+		}
+		b->len--;
+	}
+	return false;
+}
+
+ss_cursor *
+ss_store_scan(ss_store *s, jv from, jv to, jv prefix, bool backwards)
+{
+	ss_cursor *c = calloc(1, sizeof *c);
+	ss_buf sql = {0}, pfx = {0}, pfx_end = {0}, from_enc = {0}, to_enc = {0};
+	bool has_pfx_end = false;
+
+	if (c == NULL)
+		ss_diag_die(SS_EXIT_DATA, "out of memory");
+	c->store = s;
+	ss_buf_adds(&sql, "SELECT key, value FROM ss_kv WHERE 1");
+	if (jv_is_valid(from)) {
+		ss_keyenc_jv(&from_enc, from);
+		ss_buf_adds(&sql, backwards ? " AND k <= ?1" : " AND k >= ?1");
+	}
+	if (jv_is_valid(to)) {
+		ss_keyenc_jv(&to_enc, to);
+		ss_buf_adds(&sql, backwards ? " AND k >= ?2" : " AND k <= ?2");
+	}
+	if (jv_is_valid(prefix)) {
+		ss_keyenc_prefix(&pfx, prefix);
+		ss_buf_add(&pfx_end, pfx.data, pfx.len);
+		has_pfx_end = prefix_successor(&pfx_end);
+		ss_buf_adds(&sql, has_pfx_end ? " AND k >= ?3 AND k < ?4" : " AND k >= ?3");
+	}
+	ss_buf_adds(&sql, backwards ? " ORDER BY k DESC" : " ORDER BY k");
+	int rc = sqlite3_prepare_v2(s->db, ss_buf_cstr(&sql), -1, &c->st, NULL);
+	if (rc != SQLITE_OK)
+		die_sqlite(s, rc, "scan");
+	sqlite3_bind_blob(c->st, 1, from_enc.data, (int)from_enc.len, SQLITE_TRANSIENT);
+	sqlite3_bind_blob(c->st, 2, to_enc.data, (int)to_enc.len, SQLITE_TRANSIENT);
+	sqlite3_bind_blob(c->st, 3, pfx.data, (int)pfx.len, SQLITE_TRANSIENT);
+	if (has_pfx_end)
+		sqlite3_bind_blob(c->st, 4, pfx_end.data, (int)pfx_end.len, SQLITE_TRANSIENT);
+	ss_buf_free(&sql);
+	ss_buf_free(&pfx);
+	ss_buf_free(&pfx_end);
+	ss_buf_free(&from_enc);
+	ss_buf_free(&to_enc);
+	return c;
+}
+
+int
+ss_cursor_next(ss_cursor *c, const char **key, const char **value)
+{
+	int rc = sqlite3_step(c->st);
+
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc != SQLITE_ROW)
+		die_sqlite(c->store, rc, "scan");
+	*key = (const char *)sqlite3_column_text(c->st, 0);
+	*value = (const char *)sqlite3_column_text(c->st, 1);
+	return 1;
+}
+
+void
+ss_cursor_free(ss_cursor *c)
+{
+	if (c == NULL)
+		return;
+	sqlite3_finalize(c->st);
+	free(c);
+}
+
+/* ---- retention ---- */
+
+static int64_t
+exec_changes(ss_store *s, const char *sql, int64_t arg)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		die_sqlite(s, rc, "retain");
+	begin(s);
+	sqlite3_bind_int64(st, 1, arg);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		die_sqlite(s, rc, "retain");
+	return sqlite3_changes(s->db);
+}
+
+int64_t
+ss_store_retain_count(ss_store *s, int64_t n)
+{
+	if (n <= 0)
+		return exec_changes(s, "DELETE FROM ss_kv WHERE ?1 = ?1", 0);
+	return exec_changes(s, "DELETE FROM ss_kv WHERE k < "
+			       "(SELECT k FROM ss_kv ORDER BY k DESC LIMIT 1 OFFSET ?1 - 1)", n);
+}
+
+void
+ss_store_track_time(ss_store *s, int unit)
+{
+	s->track_time = true;
+	s->unit = unit;
+}
+
+int64_t
+ss_store_retain_age(ss_store *s, int64_t age_ns)
+{
+	return exec_changes(s, "DELETE FROM ss_kv WHERE t IS NOT NULL AND t < "
+			       "(SELECT max(t) FROM ss_kv WHERE t IS NOT NULL) - ?1", age_ns);
+}
+
+/* ---- applied offsets ---- */
+
+static struct applied *applied_find(ss_store *s, const char *topic, int32_t partition);
+
+int64_t
+ss_store_offset_get(ss_store *s, const char *topic, int32_t partition)
+{
+	struct applied *a = applied_find(s, topic, partition);
+
+	if (a)
+		return a->offset;
+	sqlite3_stmt *st = stmt(s, ST_OFF_GET);
+
+	sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, partition);
+	return query_int(s, st, -1);
+}
+
+static struct applied *
+applied_find(ss_store *s, const char *topic, int32_t partition)
+{
+	for (size_t i = 0; i < s->napplied; i++)
+		if (s->applied[i].partition == partition && strcmp(s->applied[i].topic, topic) == 0)
+			return &s->applied[i];
+	return NULL;
+}
+
+static struct applied *
+applied_add(ss_store *s, const char *topic, int32_t partition, int64_t offset)
+{
+	s->applied = ss_xrealloc(s->applied, (s->napplied + 1) * sizeof *s->applied);
+	struct applied *a = &s->applied[s->napplied++];
+	snprintf(a->topic, sizeof a->topic, "%s", topic);
+	a->partition = partition;
+	a->offset = offset;
+	a->dirty = false;
+	return a;
+}
+
+bool
+ss_store_offset_is_applied(ss_store *s, const struct ss_envelope *env)
+{
+	struct applied *a = applied_find(s, env->topic, env->partition);
+
+	if (a == NULL)
+		a = applied_add(s, env->topic, env->partition, ss_store_offset_get(s, env->topic, env->partition));
+	return env->offset <= a->offset;
+}
+
+void
+ss_store_offset_set(ss_store *s, const char *topic, int32_t partition, int64_t offset)
+{
+	struct applied *a = applied_find(s, topic, partition);
+
+	if (a == NULL)
+		a = applied_add(s, topic, partition, offset);
+	a->offset = offset;
+	a->dirty = true;
+	begin(s);
+}
+
+static void
+write_dirty_offsets(ss_store *s)
+{
+	for (size_t i = 0; i < s->napplied; i++) {
+		struct applied *a = &s->applied[i];
+		if (!a->dirty)
+			continue;
+		sqlite3_stmt *st = stmt(s, ST_OFF_SET);
+		sqlite3_bind_text(st, 1, a->topic, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 2, a->partition);
+		sqlite3_bind_int64(st, 3, a->offset);
+		step_done(s, st, "offset");
+		a->dirty = false;
+	}
+}
+
+void
+ss_store_offsets_each(ss_store *s, void (*cb)(const char *, int32_t, int64_t, void *), void *arg)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT topic, partition, offset FROM ss_offsets ORDER BY topic, partition",
+				    -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		die_sqlite(s, rc, "offsets");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		cb((const char *)sqlite3_column_text(st, 0), sqlite3_column_int(st, 1), sqlite3_column_int64(st, 2), arg);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		die_sqlite(s, rc, "offsets");
+}
