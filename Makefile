@@ -23,7 +23,7 @@ MANPAGES := $(wildcard man/*.1 man/*.7)
 
 # Debian packages the build, the tests and the demo need (make deps installs them).
 DEB_PKGS := build-essential librdkafka-dev libsqlite3-dev libjq-dev jq sqlite3 \
-            bats bats-assert bats-support kcat bc time valgrind python3 curl
+            bats bats-assert bats-support kcat bc time valgrind python3 mandoc
 # Kafka for the integration suite comes from Maven Central via scripts/kafka-up (Java 17+).
 
 # keep objects between builds (make would delete them as intermediates)
@@ -31,7 +31,7 @@ DEB_PKGS := build-essential librdkafka-dev libsqlite3-dev libjq-dev jq sqlite3 \
 
 .PHONY: all clean install uninstall deps check check-fast check-integration demo \
         bench bench-deps torture fuzz FORCE
-all: $(TOOLS)
+all: $(TOOLS) build/tests/unit
 
 # A variant switch (SANITIZE=1 and back) must relink every tool.
 build/variant.$(VARIANT): FORCE
@@ -95,3 +95,8 @@ torture: all
 
 fuzz:
 	tests/fuzz/run $(FUZZ_SECONDS)
+
+# Unit tests of lib/ on its own (run by tests/lib.bats).
+build/tests/unit: tests/unit/unit.c lib/libss.a
+	@mkdir -p build/tests
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libss.a $(LDLIBS)

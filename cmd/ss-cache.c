@@ -102,35 +102,28 @@ reject(struct put *p, const char *line, size_t len, const char *why)
 static bool
 record_key(struct put *p, ss_rec *rec, const char **why)
 {
-	static char msg[512];
-	const char *raw;
-	size_t rlen;
+	static char msg[600];
+	char err[512];
 
 	ss_buf_reset(&p->keyenc);
 	ss_buf_reset(&p->keytext);
-	if (ss_expr_raw(p->key, rec, &raw, &rlen) && rlen > 2 && raw[0] == '"' && !memchr(raw, '\\', rlen)) {
-		ss_keyenc_raw(&p->keyenc, raw, rlen); /* a plain string key: no jv needed */
-		ss_buf_add(&p->keytext, raw, rlen);
+	const char *raw;
+	size_t rlen;
+
+	switch (ss_expr_key(p->key, rec, &p->keyenc, &p->keytext, err, sizeof err)) {
+	case 1:
 		return true;
+	case 0:
+		/* null is a key like any other, but a path that is not there is a mistake */
+		if (!ss_expr_is_path(p->key) || ss_expr_raw(p->key, rec, &raw, &rlen))
+			return true;
+		snprintf(msg, sizeof msg, "--key %s: no such field", ss_expr_text(p->key));
+		break;
+	default:
+		snprintf(msg, sizeof msg, "--key %s: %s", ss_expr_text(p->key), err);
 	}
-	jv k = ss_expr_eval(p->key, rec);
-	if (!jv_is_valid(k)) {
-		snprintf(msg, sizeof msg, "--key %s: %s", ss_expr_text(p->key), ss_expr_errmsg(k, msg + 256, 256));
-		jv_free(k);
-		*why = msg;
-		return false;
-	}
-	if (jv_get_kind(k) == JV_KIND_NULL) {
-		jv_free(k);
-		snprintf(msg, sizeof msg, "--key %s: key is null", ss_expr_text(p->key));
-		*why = msg;
-		return false;
-	}
-	ss_keyenc_jv(&p->keyenc, k);
-	jv text = jv_dump_string(k, 0);
-	ss_buf_adds(&p->keytext, jv_string_value(text));
-	jv_free(text);
-	return true;
+	*why = msg;
+	return false;
 }
 
 static void
@@ -273,6 +266,17 @@ parse_key_arg(const char *arg, const char *what)
 	return k;
 }
 
+/* Every KEY argument, checked before the store is touched. */
+static jv
+parse_key_args(int argc, char **argv, const char *what)
+{
+	jv keys = jv_array();
+
+	for (int i = 0; i < argc; i++)
+		keys = jv_array_append(keys, parse_key_arg(argv[i], what));
+	return keys;
+}
+
 /* For commands without options: argv[0] is the command, the rest are KEYs. */
 static void
 no_options(int argc, char **argv, const char *cmd)
@@ -291,12 +295,13 @@ static int
 cmd_get(const char *db, int argc, char **argv)
 {
 	no_options(--argc, ++argv, "get");
+	jv keys = parse_key_args(argc, argv, "get");
 	ss_store *s = ss_store_open(db, SS_STORE_READONLY);
 	ss_writer *out = ss_writer_new(1, "<stdout>");
 	int missing = 0;
 
 	for (int i = 0; i < argc; i++) {
-		jv k = parse_key_arg(argv[i], "get");
+		jv k = jv_array_get(jv_copy(keys), i);
 		char *v = ss_store_get(s, k);
 		if (v) {
 			ss_writer_puts(out, v);
@@ -308,6 +313,7 @@ cmd_get(const char *db, int argc, char **argv)
 		}
 		jv_free(k);
 	}
+	jv_free(keys);
 	ss_writer_free(out);
 	ss_store_close(s);
 	return missing ? SS_EXIT_DATA : SS_EXIT_OK;
@@ -317,13 +323,15 @@ static int
 cmd_del(const char *db, int argc, char **argv)
 {
 	no_options(--argc, ++argv, "del");
+	jv keys = parse_key_args(argc, argv, "del");
 	ss_store *s = ss_store_open(db, 0);
 
 	for (int i = 0; i < argc; i++) {
-		jv k = parse_key_arg(argv[i], "del");
+		jv k = jv_array_get(jv_copy(keys), i);
 		ss_store_del(s, k);
 		jv_free(k);
 	}
+	jv_free(keys);
 	ss_store_close(s);
 	return SS_EXIT_OK;
 }

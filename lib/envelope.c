@@ -49,8 +49,8 @@ ss_envelope_get(const char *raw, size_t len, struct ss_envelope *env)
 
 	while (len && (*raw == ' ' || *raw == '\t'))
 		raw++, len--;
-	if (len == 0 || *raw != '{')
-		return false;
+	if (len == 0 || *raw != '{' || memmem(raw, len, "\"partition\"", 11) == NULL)
+		return false; /* the common case of a record without an envelope, cheaply */
 	if (!find(&topic_path, ".topic", raw, len, &v, &n) || n < 3 || v[0] != '"' ||
 	    n - 2 >= sizeof env->topic || memchr(v, '\\', n))
 		return false;

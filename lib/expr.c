@@ -8,12 +8,44 @@
 #include "buf.h"
 #include "diag.h"
 #include "jscan.h"
+#include "keyenc.h"
 
 struct ss_expr {
 	char *text;
 	jq_state *jq;
 	struct ss_jpath *path; /* non-NULL when the expression is a plain path */
+	struct ss_jpath **tuple; /* non-NULL when it is an array of plain paths */
+	int ntuple;
 };
+
+/* Split "[.a, .b.c]" into plain paths; false if it is anything else. Commas inside
+ * quotes or brackets are not handled: such expressions simply take the jq route. */
+static bool
+parse_tuple(ss_expr *e, const char *text)
+{
+	size_t n = strlen(text);
+
+	while (n && text[n - 1] == ' ')
+		n--;
+	while (*text == ' ')
+		text++, n--;
+	if (n < 3 || text[0] != '[' || text[n - 1] != ']' || strpbrk(text, "\"|(){}"))
+		return false;
+	char *body = strndup(text + 1, n - 2), *save = NULL;
+	e->tuple = ss_xmalloc(n * sizeof *e->tuple);
+	for (char *tok = strtok_r(body, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if ((e->tuple[e->ntuple] = ss_jpath_parse(tok)) == NULL) {
+			while (e->ntuple > 0)
+				ss_jpath_free(e->tuple[--e->ntuple]);
+			free(e->tuple);
+			e->tuple = NULL;
+			break;
+		}
+		e->ntuple++;
+	}
+	free(body);
+	return e->tuple != NULL;
+}
 
 static void
 collect_error(void *data, jv msg)
@@ -36,6 +68,10 @@ ss_expr_compile(const char *text, const char *option)
 
 	e->text = ss_xstrdup(text);
 	e->path = ss_jpath_parse(text);
+	e->tuple = NULL;
+	e->ntuple = 0;
+	if (e->path == NULL)
+		parse_tuple(e, text);
 	e->jq = jq_init();
 	if (e->jq == NULL)
 		ss_diag_die(SS_EXIT_DATA, "cannot initialize jq");
@@ -56,6 +92,9 @@ ss_expr_free(ss_expr *e)
 	jq_teardown(&e->jq);
 	if (e->path)
 		ss_jpath_free(e->path);
+	for (int i = 0; i < e->ntuple; i++)
+		ss_jpath_free(e->tuple[i]);
+	free(e->tuple);
 	free(e->text);
 	free(e);
 }
@@ -160,4 +199,83 @@ ss_expr_errmsg(jv invalid, char *buf, size_t size)
 	}
 	jv_free(msg);
 	return buf;
+}
+
+/* One element of a key from raw bytes; false on a type error (let jq explain). */
+static bool
+raw_element(const struct ss_jpath *path, ss_rec *r, ss_buf *enc, ss_buf *text)
+{
+	const char *vs, *ve;
+	bool type_error;
+
+	if (!ss_jpath_find(path, r->raw, r->raw + r->len, &vs, &ve, &type_error)) {
+		if (type_error)
+			return false;
+		vs = "null";
+		ve = vs + 4;
+	}
+	if (enc && !ss_keyenc_raw(enc, vs, (size_t)(ve - vs)))
+		return false;
+	if (text)
+		ss_buf_add(text, vs, (size_t)(ve - vs));
+	return true;
+}
+
+static int
+key_fast(ss_expr *e, ss_rec *r, ss_buf *enc, ss_buf *text)
+{
+	size_t enc0 = enc ? enc->len : 0, text0 = text ? text->len : 0;
+
+	if (e->path) {
+		if (!raw_element(e->path, r, enc, text))
+			goto slow;
+		return enc ? enc->data[enc0] != 1 : strncmp(text->data + text0, "null", 4) != 0;
+	}
+	if (enc)
+		ss_buf_addc(enc, 6); /* an array: see keyenc.c */
+	if (text)
+		ss_buf_addc(text, '[');
+	for (int i = 0; i < e->ntuple; i++) {
+		if (text && i)
+			ss_buf_addc(text, ',');
+		if (!raw_element(e->tuple[i], r, enc, text))
+			goto slow;
+	}
+	if (enc)
+		ss_buf_addc(enc, 0);
+	if (text)
+		ss_buf_addc(text, ']');
+	return 1;
+slow:
+	if (enc)
+		enc->len = enc0;
+	if (text)
+		text->len = text0;
+	return -1;
+}
+
+int
+ss_expr_key(ss_expr *e, ss_rec *r, ss_buf *enc, ss_buf *text, char *err, size_t errsize)
+{
+	if (e->path || e->tuple) {
+		int rc = key_fast(e, r, enc, text);
+		if (rc >= 0)
+			return rc;
+	}
+	jv v = ss_expr_eval(e, r);
+	if (!jv_is_valid(v)) {
+		ss_expr_errmsg(v, err, errsize);
+		jv_free(v);
+		return -1;
+	}
+	int rc = jv_get_kind(v) != JV_KIND_NULL;
+	if (enc)
+		ss_keyenc_jv(enc, v);
+	if (text) {
+		jv s = jv_dump_string(v, 0);
+		ss_buf_adds(text, jv_string_value(s));
+		jv_free(s);
+	} else
+		jv_free(v);
+	return rc;
 }

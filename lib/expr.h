@@ -33,8 +33,13 @@ jv ss_expr_eval(ss_expr *e, ss_rec *r);
 /* Fast path only: the raw bytes of a plain path's result. Returns true and the span when
  * the expression is a path and the value exists; false otherwise (use ss_expr_eval). */
 bool ss_expr_raw(ss_expr *e, ss_rec *r, const char **start, size_t *len);
+/* The result as a key: its keyenc bytes appended to enc and its JSON text to text (either
+ * may be NULL). Plain paths and arrays of plain paths ([.station, .timestamp]) never build
+ * the document. Returns 1, 0 when the result is null, -1 on an error (message in err). */
+struct ss_buf;
+int ss_expr_key(ss_expr *e, ss_rec *r, struct ss_buf *enc, struct ss_buf *text, char *err, size_t errsize);
 /* Run on a jv input (for tools that build values); consumes input. */
 jv ss_expr_eval_jv(ss_expr *e, jv input);
-/* The message of an invalid result as a C string in buf. */
+/* The message of an invalid result (not consumed) as a C string in buf. */
 const char *ss_expr_errmsg(jv invalid, char *buf, size_t size);
 #endif

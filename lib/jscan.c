@@ -494,9 +494,7 @@ ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,
 
 	*type_error = false;
 	p = skip_ws(p, end);
-	const char *e = ss_jscan_value(p, end, &why);
-	if (e == NULL)
-		return *type_error = true, false;
+	const char *e = end; /* the document is valid: members are found before its end */
 	for (int i = 0; i < path->nsteps; i++) {
 		const struct step *st = &path->steps[i];
 		if (*p == 'n')
@@ -512,6 +510,8 @@ ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,
 			return false;
 		}
 	}
+	if (path->nsteps == 0 && (e = ss_jscan_value(p, end, &why)) == NULL)
+		return *type_error = true, false;
 	*vstart = p;
 	*vend = e;
 	return true;

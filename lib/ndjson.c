@@ -177,6 +177,8 @@ take_line(ss_reader *r, const char **line, size_t *len)
 	}
 	*line = s;
 	*len = (size_t)(nl - s);
+	if (*len > 0 && s[*len - 1] == '\r')
+		(*len)--; /* CRLF line ends */
 	r->start = nl < r->buf + r->end ? (size_t)(nl - r->buf) + 1 : r->end;
 	r->scanned = 0;
 	r->lineno++;

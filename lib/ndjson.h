@@ -33,7 +33,7 @@ ss_reader *ss_reader_open(const char *path);
 void ss_reader_free(ss_reader *r);
 /* Called before the reader would block waiting for input (flush output, commit state). */
 void ss_reader_set_idle(ss_reader *r, void (*idle)(void *), void *arg);
-/* Next line without its '\n' (a final line without '\n' counts too; one "\r" is kept).
+/* Next line without its '\n' or "\r\n" (a final line without '\n' counts too).
  * Returns 1 with line and len set, 0 at end of input. Exits 1 on a read error. */
 int ss_reader_next(ss_reader *r, const char **line, size_t *len);
 /* Non-blocking variant for poll loops: 1 line, 0 end of input, -1 would block. */

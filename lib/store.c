@@ -96,7 +96,7 @@ ss_store_open(const char *path, int flags)
 		die_sqlite(s, rc, "cannot open");
 	sqlite3_busy_timeout(s->db, 5000);
 	if (!s->readonly) {
-		exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+		exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;");
 		exec_sql(s, schema);
 	}
 	return s;

@@ -1,0 +1,332 @@
+#!/usr/bin/env bats
+# ss-cache: the ordered state store (Slipstream's Cache) as a tool.
+load helpers
+
+weather() { printf '%s\n' \
+	'{"timestamp":"2023-01-01T10:00:00Z","value":"🌞"}' \
+	'{"timestamp":"2023-01-01T12:00:00Z","value":"⛅"}' \
+	'{"timestamp":"2023-01-01T13:00:00Z","value":"🌧"}'; }
+
+@test "put then get returns the stored record" {
+	weather | ss-cache "$T/st.db" put --key .timestamp
+	run ss-cache "$T/st.db" get '"2023-01-01T12:00:00Z"'
+	assert_success
+	assert_output '{"timestamp":"2023-01-01T12:00:00Z","value":"⛅"}'
+}
+
+@test "get of a missing key says so and exits 1, printing the keys it found" {
+	weather | ss-cache "$T/st.db" put --key .timestamp
+	run ss-cache "$T/st.db" get '"nope"' '"2023-01-01T10:00:00Z"'
+	assert_failure 1
+	assert_line --partial '"value":"🌞"'
+	assert_line --partial 'ss-cache: "nope": no such key'
+}
+
+@test "--value stores an expression of the record" {
+	weather | ss-cache "$T/st.db" put --key .timestamp --value .value
+	run ss-cache "$T/st.db" scan --values
+	assert_success
+	assert_output "$(printf '"🌞"\n"⛅"\n"🌧"')"
+}
+
+@test "the seed's as-of lookup: scan --backwards --from T --limit 1" {
+	weather | ss-cache "$T/st.db" put --key '.timestamp | fromdate'
+	for t in 10:30 11:30 12:30 13:10; do
+		ts=$(jq -n "\"2023-01-01T$t:00Z\" | fromdate")
+		ss-cache "$T/st.db" scan --backwards --from "$ts" --limit 1 --values | jq -r .value
+	done >"$T/got"
+	printf '%s\n' 🌞 🌞 ⛅ 🌧 | diff - "$T/got"
+}
+
+@test "scan bounds: --from and --to are inclusive, --backwards reverses" {
+	seq 1 10 | jq -c '{key: ., v: (. * 10)}' | ss-cache "$T/st.db" put
+	run ss-cache "$T/st.db" scan --from 3 --to 5 --keys
+	assert_output "$(printf '3\n4\n5')"
+	run ss-cache "$T/st.db" scan --backwards --from 5 --to 3 --keys
+	assert_output "$(printf '5\n4\n3')"
+	run ss-cache "$T/st.db" scan --backwards --from 4.5 --limit 1
+	assert_output '{"key":4,"value":{"key":4,"v":40}}'
+}
+
+@test "key order is exactly jq's sort order over keys of every type" {
+	cat >"$T/keys" <<-'K'
+	null
+	false
+	true
+	0
+	-1
+	-0.5
+	1e300
+	-1e300
+	2.5
+	10
+	9
+	1672531200
+	""
+	"a"
+	"ab"
+	"b"
+	"B"
+	"é"
+	"z\u0000"
+	"z"
+	"🌞"
+	[]
+	["s1",1672531200]
+	["s1",1672531199]
+	["s1"]
+	["s10",0]
+	["s2",-1]
+	[null]
+	[[1]]
+	[1,2,3]
+	{}
+	{"a":1}
+	{"a":0}
+	{"b":0}
+	{"a":1,"b":2}
+	{"a":[1]}
+	K
+	jq -c '{key: ., value: 1}' "$T/keys" | ss-cache "$T/st.db" put
+	ss-cache "$T/st.db" scan --keys | jq -c . >"$T/got"
+	jq -s -c 'sort | .[]' "$T/keys" >"$T/want"
+	diff "$T/want" "$T/got"
+}
+
+@test "key order matches jq sort on a random mix of numbers and composite keys" {
+	python3 -c '
+import json, random
+random.seed(7)
+for i in range(2000):
+    r = random.random()
+    if r < 0.3: k = random.choice([random.randint(-10**6, 10**6), random.uniform(-1e6, 1e6), random.randint(-3, 3) / 4])
+    elif r < 0.6: k = ["s%d" % random.randint(0, 20), random.randint(0, 100)]
+    elif r < 0.8: k = "".join(random.choice("aZ09é🌞\u0001") for _ in range(random.randint(0, 4)))
+    else: k = [random.choice([None, True, False, 1, "x"]), [random.randint(0, 2)]]
+    print(json.dumps({"key": k, "value": i}))' >"$T/in"
+	ss-cache "$T/st.db" put <"$T/in"
+	ss-cache "$T/st.db" scan --keys | jq -c . >"$T/got"
+	jq -c .key "$T/in" | jq -s -c 'unique | .[]' >"$T/want"
+	diff "$T/want" "$T/got"
+}
+
+@test "prefix scans work forwards and backwards" {
+	for s in s1 s2 s10; do for t in 1 2 3; do echo "{\"s\":\"$s\",\"t\":$t}"; done; done |
+		ss-cache "$T/st.db" put --key '[.s, .t]'
+	run ss-cache "$T/st.db" scan --prefix '["s1"]' --keys
+	assert_output "$(printf '["s1",1]\n["s1",2]\n["s1",3]')"
+	run ss-cache "$T/st.db" scan --prefix '["s1"]' --backwards --keys
+	assert_output "$(printf '["s1",3]\n["s1",2]\n["s1",1]')"
+	run ss-cache "$T/st.db" scan --prefix '["s1"]' --backwards --from '["s1",2]' --limit 1 --keys
+	assert_output '["s1",2]'
+	run ss-cache "$T/st.db" scan --prefix '"s1"' --keys
+	assert_output ''
+}
+
+@test "string prefixes: --prefix '\"ab\"' matches ab, abc but not b" {
+	printf '"%s"\n' a ab abc abd b | jq -c '{key: ., value: 0}' | ss-cache "$T/st.db" put
+	run ss-cache "$T/st.db" scan --prefix '"ab"' --backwards --keys
+	assert_output "$(printf '"abd"\n"abc"\n"ab"')"
+}
+
+@test "del removes keys" {
+	weather | ss-cache "$T/st.db" put --key .timestamp
+	ss-cache "$T/st.db" del '"2023-01-01T10:00:00Z"'
+	run ss-cache "$T/st.db" scan --keys
+	assert_output "$(printf '"2023-01-01T12:00:00Z"\n"2023-01-01T13:00:00Z"')"
+}
+
+@test "--tee passes records on, unchanged, once stored" {
+	weather >"$T/in"
+	run ss-cache "$T/st.db" put --key .timestamp --tee <"$T/in"
+	assert_success
+	assert_output "$(cat "$T/in")"
+}
+
+@test "--tee delivers a trickle at once, not when input ends" {
+	mkfifo "$T/in"
+	ss-cache "$T/st.db" put --key .n --tee <"$T/in" >"$T/out" &
+	exec 7>"$T/in"
+	echo '{"n":1}' >&7
+	for _ in $(seq 50); do [ -s "$T/out" ] && break; sleep 0.02; done
+	run cat "$T/out"
+	assert_output '{"n":1}'
+	# and it is committed: a reader sees it while the writer still runs
+	run ss-cache "$T/st.db" get 1
+	assert_output '{"n":1}'
+	exec 7>&-
+	wait
+}
+
+@test "envelopes: a replayed offset is skipped and counted, not applied twice" {
+	for o in 0 1 2; do echo "{\"topic\":\"w\",\"partition\":0,\"offset\":$o,\"key\":\"k$o\",\"value\":$o}"; done >"$T/in"
+	ss-cache "$T/st.db" put --value .value <"$T/in"
+	echo '{"topic":"w","partition":0,"offset":1,"key":"k1","value":99}' >>"$T/in"
+	echo '{"topic":"w","partition":0,"offset":3,"key":"k3","value":3}' >>"$T/in"
+	run ss-cache "$T/st.db" put --value .value <"$T/in"
+	assert_success
+	assert_output --partial '1 stored, 4 skipped as replays'
+	run ss-cache "$T/st.db" get '"k1"'
+	assert_output 1
+	run ss-cache "$T/st.db" stats
+	assert_output --partial '"offsets":[{"topic":"w","partition":0,"offset":3}]'
+	assert_output --partial '"keys":4'
+}
+
+@test "retention: --retain-count keeps the newest N keys" {
+	seq 1 100 | jq -c '{key: ., value: .}' | ss-cache "$T/st.db" put --retain-count 10
+	run ss-cache "$T/st.db" scan --keys
+	assert_output "$(seq 91 100)"
+}
+
+@test "retention: --retain-age keeps keys within the age of the newest" {
+	for h in 0 1 2 3 4 5; do echo "{\"s\":\"a\",\"t\":\"2023-01-01T0$h:00:00Z\"}"; done |
+		ss-cache "$T/st.db" put --key '[.s, .t]' --retain-age 2h
+	run ss-cache "$T/st.db" scan --keys
+	assert_output "$(printf '["a","2023-01-01T03:00:00Z"]\n["a","2023-01-01T04:00:00Z"]\n["a","2023-01-01T05:00:00Z"]')"
+}
+
+@test "--retain-age with numeric keys in milliseconds" {
+	for s in 0 30 60 90 120; do echo "{\"t\":$((1672531200000 + s * 1000))}"; done |
+		ss-cache "$T/st.db" put --key .t --retain-age 1m --ts-unit ms
+	run ss-cache "$T/st.db" scan --keys
+	assert_output "$(printf '1672531260000\n1672531290000\n1672531320000')"
+}
+
+@test "invalid JSON: message with line number, exit 1, everything before it committed" {
+	printf '%s\n' '{"key":"a","v":1}' '{"key":"b","v":2}' '{"key":"c",' '{"key":"d"}' >"$T/in"
+	test_must_fail 1 ss-cache "$T/st.db" put <"$T/in"
+	assert_output --partial 'ss-cache: <stdin>:3:'
+	run ss-cache "$T/st.db" scan --keys
+	assert_output "$(printf '"a"\n"b"')"
+}
+
+@test "invalid UTF-8 and NUL bytes are data errors with line numbers" {
+	printf '{"key":"a"}\n{"key":"\xff"}\n' >"$T/in"
+	test_must_fail 1 ss-cache "$T/st.db" put <"$T/in"
+	assert_output --partial '<stdin>:2: invalid UTF-8'
+	printf '{"key":"a"}\n{"key":"b\0"}\n' >"$T/in2"
+	test_must_fail 1 ss-cache "$T/st2.db" put <"$T/in2"
+	assert_output --partial '<stdin>:2:'
+	run ss-cache "$T/st2.db" get '"a"'
+	assert_success
+}
+
+@test "a truncated last line is reported, the lines before it kept" {
+	printf '{"key":"a"}\n{"key":"b"' >"$T/in"
+	test_must_fail 1 ss-cache "$T/st.db" put <"$T/in"
+	assert_output --partial '<stdin>:2: unexpected end of input'
+	run ss-cache "$T/st.db" get '"a"'
+	assert_success
+}
+
+@test "a key expression that errors or gives null is a data error" {
+	printf '%s\n' '{"key":"a"}' '{"key":{"x":1}}' >"$T/in"
+	test_must_fail 1 ss-cache "$T/st.db" put --key '.key | ascii_downcase' <"$T/in"
+	assert_output --partial '<stdin>:2: --key .key | ascii_downcase:'
+	printf '%s\n' '{"key":"a"}' '{"nokey":1}' >"$T/in"
+	test_must_fail 1 ss-cache "$T/st2.db" put <"$T/in"
+	assert_output --partial '<stdin>:2: --key .key: no such field'
+	# an explicit null is a key like any other
+	echo '{"key":null,"v":1}' | ss-cache "$T/st3.db" put
+	run ss-cache "$T/st3.db" get null
+	assert_output '{"key":null,"v":1}'
+}
+
+@test "--on-error skip goes on; dead-letter keeps the raw line with source, line and reason" {
+	printf '%s\n' '{"key":"a"}' 'oops' '{"key":"b"}' >"$T/in"
+	run ss-cache "$T/st.db" put --on-error skip <"$T/in"
+	assert_success
+	run ss-cache "$T/st.db" scan --keys
+	assert_output "$(printf '"a"\n"b"')"
+	printf '{"key":"c"}\nbad\xff\n' >"$T/in2"
+	run ss-cache "$T/st.db" put --on-error dead-letter="$T/dl" <"$T/in2"
+	assert_success
+	run jq -c '[.source, .line, .reason, .raw, .raw_base64]' "$T/dl"
+	assert_output "$(jq -nc '["<stdin>",2,"unexpected character","bad\ufffd","YmFk/w=="]')"
+	# the exact bytes come back from raw_base64
+	jq -r .raw_base64 "$T/dl" | base64 -d | cmp - <(printf 'bad\xff')
+}
+
+@test "a bad jq expression exits 3 with jq's message" {
+	test_must_fail 3 ss-cache "$T/st.db" put --key '.a |||'
+	assert_output --partial 'ss-cache: --key: '
+	assert_output --partial 'syntax error'
+}
+
+@test "usage: -h prints the synopsis and exits 0; misuse exits 2" {
+	run ss-cache -h
+	assert_success
+	assert_line --index 0 --partial 'usage: ss-cache DB put'
+	test_must_fail 2 ss-cache "$T/st.db"
+	assert_output --partial 'no command given'
+	test_must_fail 2 ss-cache "$T/st.db" frobnicate
+	test_must_fail 2 ss-cache "$T/st.db" scan --limit x
+	test_must_fail 2 ss-cache "$T/st.db" get 'not json'
+	test_must_fail 2 ss-cache "$T/st.db" put --on-error sometimes
+}
+
+@test "reading a missing file is a clear error" {
+	test_must_fail 1 ss-cache "$T/none.db" scan
+	assert_output --partial 'No such file'
+}
+
+@test "a full disk for the tee output is a clear error, exit 1" {
+	echo '{"key":"a"}' >"$T/in"
+	test_must_fail 1 sh -c "ss-cache '$T/st.db' put --tee <'$T/in' >/dev/full"
+	assert_output --partial 'ss-cache: <stdout>: write: No space left on device'
+}
+
+@test "a closed pipe ends --tee quietly, with what it stored committed" {
+	seq 1 200000 | jq -c '{key: .}' >"$T/in"
+	run bash -c "ss-cache '$T/st.db' put --tee <'$T/in' | head -1"
+	assert_success
+	assert_output '{"key":1}'
+	run ss-cache "$T/st.db" get 1
+	assert_success
+}
+
+@test "a reader works while a writer holds the file" {
+	mkfifo "$T/in"
+	ss-cache "$T/st.db" put <"$T/in" &
+	exec 7>"$T/in"
+	for i in $(seq 1 2000); do echo "{\"key\":$i}"; done >&7
+	sleep 0.3
+	run ss-cache "$T/st.db" scan --backwards --limit 1 --keys
+	assert_success
+	assert_output 2000
+	exec 7>&-
+	wait
+}
+
+@test "kill -9 mid-put: the file opens, holds a prefix, and a re-run applies the rest once" {
+	N=2000000
+	python3 -c '
+for i in range(2000000):
+    print("{\"topic\":\"t\",\"partition\":0,\"offset\":%d,\"key\":%d,\"value\":%d}" % (i, i, i))' >"$T/in"
+	ss-cache "$T/st.db" put <"$T/in" &
+	pid=$!
+	# kill it once the first batches are committed, in the middle of the input
+	for _ in $(seq 200); do
+		n=$(ss-cache "$T/st.db" stats 2>/dev/null | jq .keys) || n=0
+		[ "${n:-0}" -gt 0 ] && break
+		sleep 0.02
+	done
+	kill -9 "$pid"
+	wait "$pid" || true
+	n=$(ss-cache "$T/st.db" stats | jq .keys)
+	[ "$n" -lt "$N" ]
+	# a prefix: the keys are exactly 0..n-1
+	[ "$(ss-cache "$T/st.db" scan --backwards --limit 1 --keys)" = "$((n - 1))" ] || [ "$n" = 0 ]
+	run ss-cache "$T/st.db" put <"$T/in"
+	assert_success
+	assert_output "ss-cache: $((N - n)) stored, $n skipped as replays, 0 rejected"
+	[ "$(ss-cache "$T/st.db" stats | jq .keys)" = "$N" ]
+	[ "$(ss-cache "$T/st.db" stats | jq -c .offsets)" = '[{"topic":"t","partition":0,"offset":1999999}]' ]
+}
+
+@test "the state file is plain SQLite: sqlite3 can read it" {
+	weather | ss-cache "$T/st.db" put --key .timestamp
+	run sqlite3 "$T/st.db" 'SELECT count(*) FROM ss_kv; PRAGMA journal_mode;'
+	assert_output "$(printf '3\nwal')"
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bats
+# The shared library on its own (tests/unit/unit.c) and its NDJSON behaviour through a tool.
+load helpers
+
+@test "lib unit tests: time, durations, JSON scanner, paths, key order, envelopes, expressions" {
+	run "$ROOT/build/tests/unit"
+	assert_success
+	assert_output --regexp '^[0-9]+ passed, 0 failed$'
+}
+
+@test "lines of any length: a 20 MB record passes through" {
+	python3 -c 'import json; print(json.dumps({"key": "big", "blob": "x" * 20000000}))' >"$T/in"
+	ss-cache "$T/st.db" put --tee <"$T/in" >"$T/out"
+	cmp "$T/in" "$T/out"
+	[ "$(ss-cache "$T/st.db" get '"big"' | wc -c)" -eq "$(wc -c <"$T/in")" ]
+}
+
+@test "a trickle reaches the next process within 100 ms" {
+	mkfifo "$T/in"
+	ss-cache "$T/st.db" put --key .n --tee <"$T/in" >"$T/out" &
+	exec 7>"$T/in"
+	echo '{"n":0}' >&7
+	for _ in $(seq 100); do [ -s "$T/out" ] && break; sleep 0.01; done
+	for n in 1 2 3; do
+		start=$(date +%s%N)
+		echo "{\"n\":$n}" >&7
+		while [ "$(wc -l <"$T/out")" -le "$n" ]; do
+			[ $(( ($(date +%s%N) - start) / 1000000 )) -lt 1000 ] || break
+			sleep 0.005
+		done
+		ms=$(( ($(date +%s%N) - start) / 1000000 ))
+		echo "record $n after ${ms} ms" >&3
+		[ "$ms" -lt 100 ]
+	done
+	exec 7>&-
+	wait
+}
+
+@test "CRLF line ends and blank lines are accepted" {
+	printf '{"key":"a"}\r\n\n   \n{"key":"b"}\r\n' | ss-cache "$T/st.db" put
+	run ss-cache "$T/st.db" scan
+	assert_output "$(printf '{"key":"a","value":{"key":"a"}}\n{"key":"b","value":{"key":"b"}}')"
+}

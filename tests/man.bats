@@ -1,0 +1,67 @@
+#!/usr/bin/env bats
+# Every EXAMPLES block of every man page runs as written: "$ command" lines run in a
+# scratch directory (stderr joined to stdout), the lines after them are the expected output.
+load helpers
+
+# examples PAGE: the literal blocks of the EXAMPLES section, "\e" unescaped.
+examples() {
+	awk '/^\.Sh EXAMPLES/ {ex=1; next} /^\.Sh / {ex=0} ex && /^\.Bd -literal/ {lit=1; next}
+	     ex && /^\.Ed/ {lit=0; print "@@END"; next} ex && lit {print}' "$1" | sed 's/\\e/\\/g; s/\\&//g'
+}
+
+# run_examples PAGE: run each block; fail on the first difference.
+run_examples() {
+	local cmd= want= got n=0
+	cd "$T"
+	flush() {
+		[ -n "$cmd" ] || return 0
+		got=$(sh -c "$cmd" 2>&1)
+		if [ "$got" != "$want" ]; then
+			printf 'example: %s\nwant:\n%s\ngot:\n%s\n' "$cmd" "$want" "$got" >&2
+			return 1
+		fi
+		n=$((n + 1))
+	}
+	while IFS= read -r line; do
+		case $line in
+		'$ '*) flush || return 1; cmd=${line#\$ }; want= ;;
+		@@END) flush || return 1; cmd= ;;
+		*) want=${want:+$want$'\n'}$line ;;
+		esac
+	done < <(examples "$1")
+	echo "$n examples ran" >&3
+	[ "$n" -gt 0 ]
+}
+
+@test "man ss-cache(1): the EXAMPLES run as written" {
+	run_examples "$ROOT/man/ss-cache.1"
+}
+
+@test "man ss(7): the EXAMPLES run as written" {
+	run_examples "$ROOT/man/ss.7"
+}
+
+@test "every man page is well-formed mdoc (mandoc -T lint, or groff)" {
+	for m in "$ROOT"/man/*.[17]; do
+		if command -v mandoc >/dev/null; then
+			run mandoc -T lint -W warning "$m"
+		else
+			run sh -c "groff -mandoc -Tutf8 -ww -z '$m' 2>&1"
+		fi
+		assert_output ''
+	done
+}
+
+@test "each tool's -h prints the SYNOPSIS of its man page" {
+	for m in "$ROOT"/man/ss-*.1; do
+		tool=$(basename "$m" .1)
+		[ -x "$ROOT/bin/$tool" ] || continue
+		run "$tool" -h
+		assert_success
+		assert_line --index 0 --partial "usage: $tool"
+		# every option of the SYNOPSIS appears in the usage
+		for opt in $(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh DESCRIPTION/p' "$m" | grep -o 'Fl -[a-z-]*' | sed 's/Fl //' | sort -u); do
+			[[ "$output" == *"$opt"* ]] || { echo "$tool -h lacks $opt" >&2; return 1; }
+		done
+	done
+}

@@ -1,0 +1,353 @@
+/* Unit tests of lib/ on its own: run by tests/lib.bats. Each CHECK prints the failing
+ * expression with its line; the last line is the plain "N passed, N failed". */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "envelope.h"
+#include "expr.h"
+#include "jscan.h"
+#include "keyenc.h"
+#include "sstime.h"
+
+static int passed, failed;
+
+#define CHECK(cond)                                                                   \
+	do {                                                                          \
+		if (cond)                                                             \
+			passed++;                                                     \
+		else {                                                                \
+			failed++;                                                     \
+			fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
+		}                                                                     \
+	} while (0)
+
+static int64_t
+t(const char *s)
+{
+	int64_t ns = -1;
+
+	if (!ss_time_parse_text(s, strlen(s), &ns))
+		return -1;
+	return ns;
+}
+
+static void
+test_time(void)
+{
+	const int64_t base = 1672567200LL * 1000000000; /* 2023-01-01T10:00:00Z */
+	CHECK(t("2023-01-01T10:00:00Z") == base);
+	CHECK(t("2023-01-01 10:00:00") == base);
+	CHECK(t("2023-01-01t10:00:00z") == base);
+	CHECK(t("2023-01-01T12:00:00+02:00") == base);
+	CHECK(t("2023-01-01T09:30:00-0030") == base);
+	CHECK(t("2023-01-01T10:00") == base);
+	CHECK(t("2023-01-01T10:00:00.25Z") == base + 250000000);
+	CHECK(t("2023-01-01T10:00:00.123456789Z") == base + 123456789);
+	CHECK(t("2023-01-01") == base - 36000LL * 1000000000);
+	CHECK(t("1970-01-01T00:00:00Z") == 0);
+	CHECK(t("1969-12-31T23:59:59Z") == -1000000000LL);
+	CHECK(t("2024-02-29T00:00:00Z") > 0);
+	CHECK(t("2023-02-29T00:00:00Z") == -1);
+	CHECK(t("2023-13-01T00:00:00Z") == -1);
+	CHECK(t("2023-01-01T25:00:00Z") == -1);
+	CHECK(t("2023-01-01T10:00:00Q") == -1);
+	CHECK(t("yesterday") == -1);
+	CHECK(t("") == -1);
+
+	int64_t ns;
+	const char *why;
+	CHECK(ss_time_from_raw("1672567200", 10, SS_TS_S, &ns, &why) && ns == base);
+	CHECK(ss_time_from_raw("1672567200000", 13, SS_TS_MS, &ns, &why) && ns == base);
+	CHECK(ss_time_from_raw("1672567200.5", 12, SS_TS_S, &ns, &why) && ns == base + 500000000);
+	CHECK(ss_time_from_raw("\"2023-01-01T10:00:00Z\"", 22, SS_TS_S, &ns, &why) && ns == base);
+	CHECK(!ss_time_from_raw("true", 4, SS_TS_S, &ns, &why));
+	CHECK(!ss_time_from_raw("null", 4, SS_TS_S, &ns, &why) && strstr(why, "null"));
+	CHECK(!ss_time_from_raw("1e300", 5, SS_TS_S, &ns, &why) && strstr(why, "range"));
+	CHECK(!ss_time_from_raw("\"12\"", 4, SS_TS_S, &ns, &why));
+	CHECK(ss_time_from_raw("\"2023-01-01T10:00:00\\u005a\"", 27, SS_TS_S, &ns, &why) && ns == base);
+
+	char buf[64];
+	ss_time_format(base, buf, sizeof buf);
+	CHECK(strcmp(buf, "2023-01-01T10:00:00Z") == 0);
+	ss_time_format(base + 250000000, buf, sizeof buf);
+	CHECK(strcmp(buf, "2023-01-01T10:00:00.25Z") == 0);
+	ss_time_format(-1, buf, sizeof buf);
+	CHECK(strcmp(buf, "1969-12-31T23:59:59.999999999Z") == 0);
+
+	CHECK(ss_time_parse_arg("2023-01-01T10:00:00Z", &ns) && ns == base);
+	CHECK(ss_time_parse_arg("1672567200", &ns) && ns == base);
+	CHECK(ss_time_parse_arg("-1h", &ns) && llabs(ns - (ss_time_now() - 3600000000000LL)) < 1000000000LL);
+	CHECK(!ss_time_parse_arg("soon", &ns));
+}
+
+static void
+test_duration(void)
+{
+	int64_t d;
+	CHECK(ss_duration_parse("250ms", &d) && d == 250000000);
+	CHECK(ss_duration_parse("90s", &d) && d == 90000000000LL);
+	CHECK(ss_duration_parse("10m", &d) && d == 600000000000LL);
+	CHECK(ss_duration_parse("1h", &d) && d == 3600000000000LL);
+	CHECK(ss_duration_parse("7d", &d) && d == 7 * 86400000000000LL);
+	CHECK(ss_duration_parse("1.5h", &d) && d == 5400000000000LL);
+	CHECK(ss_duration_parse("1h30m", &d) && d == 5400000000000LL);
+	CHECK(ss_duration_parse("0", &d) && d == 0);
+	CHECK(ss_duration_parse("500us", &d) && d == 500000);
+	CHECK(ss_duration_parse("10ns", &d) && d == 10);
+	CHECK(!ss_duration_parse("10", &d));
+	CHECK(!ss_duration_parse("1y", &d));
+	CHECK(!ss_duration_parse("-1h", &d));
+	CHECK(!ss_duration_parse("", &d));
+	CHECK(!ss_duration_parse("h", &d));
+	enum ss_tsunit u;
+	CHECK(ss_tsunit_parse("ms", &u) && u == SS_TS_MS);
+	CHECK(!ss_tsunit_parse("min", &u));
+}
+
+static bool
+valid(const char *s)
+{
+	return ss_jscan_document(s, s + strlen(s), NULL);
+}
+
+static void
+test_jscan(void)
+{
+	CHECK(valid("{}"));
+	CHECK(valid(" [1, 2.5e-3, -0, \"a\\u00e9\\n\", true, false, null, {\"a\": []}] "));
+	CHECK(valid("\"🌞\""));
+	CHECK(valid("0"));
+	CHECK(!valid(""));
+	CHECK(!valid("{"));
+	CHECK(!valid("[1,]"));
+	CHECK(!valid("{\"a\" 1}"));
+	CHECK(!valid("{\"a\":1,}"));
+	CHECK(!valid("01"));
+	CHECK(!valid("1."));
+	CHECK(!valid("-"));
+	CHECK(!valid("+1"));
+	CHECK(!valid("tru"));
+	CHECK(!valid("nulls"));
+	CHECK(!valid("1 2"));
+	CHECK(!valid("\"\\x\""));
+	CHECK(!valid("\"\\u12g4\""));
+	CHECK(!valid("\"a\tb\""));
+	CHECK(!valid("\"\xff\""));
+	CHECK(!valid("\"\xc0\xaf\"")); /* overlong */
+	CHECK(!valid("\"\xed\xa0\x80\"")); /* surrogate */
+	CHECK(!valid("\"abc"));
+	CHECK(ss_jscan_document("\"a\0b\"", "\"a\0b\"" + 5, NULL) == false);
+
+	char deep[600];
+	memset(deep, '[', 300);
+	memset(deep + 300, ']', 300);
+	const char *why = NULL;
+	CHECK(!ss_jscan_document(deep, deep + 600, &why) && strcmp(why, "nesting too deep") == 0);
+	CHECK(ss_jscan_document(deep + 50, deep + 550, NULL));
+	CHECK(ss_jscan_utf8("é🌞", "é🌞" + strlen("é🌞")));
+}
+
+static const char *
+find(const char *path, const char *doc)
+{
+	static char out[256];
+	struct ss_jpath *p = ss_jpath_parse(path);
+	const char *vs, *ve;
+	bool type_error;
+
+	if (p == NULL)
+		return "NOTAPATH";
+	if (!ss_jpath_find(p, doc, doc + strlen(doc), &vs, &ve, &type_error))
+		snprintf(out, sizeof out, "%s", type_error ? "TYPEERROR" : "MISSING");
+	else
+		snprintf(out, sizeof out, "%.*s", (int)(ve - vs), vs);
+	ss_jpath_free(p);
+	return out;
+}
+
+static void
+test_jpath(void)
+{
+	const char *doc = "{\"a\": {\"b\": [10, {\"c\": \"x\"}]}, \"d e\": 1, \"a\\u0062\": 2, \"n\": null}";
+	CHECK(strcmp(find(".a.b[0]", doc), "10") == 0);
+	CHECK(strcmp(find(".a.b[1].c", doc), "\"x\"") == 0);
+	CHECK(strcmp(find(".a.b[1]", doc), "{\"c\": \"x\"}") == 0);
+	CHECK(strcmp(find(".\"d e\"", doc), "1") == 0);
+	CHECK(strcmp(find(".[\"d e\"]", doc), "1") == 0);
+	CHECK(strcmp(find(".ab", doc), "2") == 0);
+	CHECK(strcmp(find(".zz", doc), "MISSING") == 0);
+	CHECK(strcmp(find(".a.b[5]", doc), "MISSING") == 0);
+	CHECK(strcmp(find(".n.x", doc), "MISSING") == 0);
+	CHECK(strcmp(find(".a.b.c", doc), "TYPEERROR") == 0);
+	CHECK(strcmp(find(".a[0]", doc), "TYPEERROR") == 0);
+	CHECK(strcmp(find(".", "[1, 2] "), "[1, 2]") == 0);
+	CHECK(strcmp(find(".k", "{\"k\":1,\"k\":2}"), "2") == 0); /* jq keeps the last duplicate */
+	CHECK(strcmp(find(".a | .b", doc), "NOTAPATH") == 0);
+	CHECK(strcmp(find(".a[-1]", doc), "NOTAPATH") == 0);
+	CHECK(strcmp(find("length", doc), "NOTAPATH") == 0);
+}
+
+/* keyenc order equals jv_cmp on random values */
+static jv
+random_value(int depth)
+{
+	int r = rand() % (depth > 2 ? 6 : 8);
+	switch (r) {
+	case 0: return jv_null();
+	case 1: return rand() % 2 ? jv_true() : jv_false();
+	case 2: return jv_number((rand() % 2001 - 1000) / (double)(1 + rand() % 4));
+	case 3: return jv_number(ldexp(rand() % 1000 - 500, rand() % 200 - 100));
+	case 4: case 5: {
+		char s[5];
+		int n = rand() % 4;
+		for (int i = 0; i < n; i++)
+			s[i] = "a\001bZ~"[rand() % 5];
+		return jv_string_sized(s, n);
+	}
+	case 6: {
+		jv a = jv_array();
+		for (int i = rand() % 3; i > 0; i--)
+			a = jv_array_append(a, random_value(depth + 1));
+		return a;
+	}
+	default: {
+		jv o = jv_object();
+		for (int i = rand() % 3; i > 0; i--)
+			o = jv_object_set(o, jv_string(rand() % 2 ? "a" : "b"), random_value(depth + 1));
+		return o;
+	}
+	}
+}
+
+static int
+sign(int x)
+{
+	return (x > 0) - (x < 0);
+}
+
+static void
+test_keyenc(void)
+{
+	int agree = 0, total = 2000;
+	srand(42);
+	for (int i = 0; i < total; i++) {
+		jv a = random_value(0), b = random_value(0);
+		ss_buf ea = {0}, eb = {0};
+		ss_keyenc_jv(&ea, a);
+		ss_keyenc_jv(&eb, b);
+		size_t n = ea.len < eb.len ? ea.len : eb.len;
+		int c = memcmp(ea.data, eb.data, n);
+		if (c == 0)
+			c = (ea.len > eb.len) - (ea.len < eb.len);
+		int want = sign(jv_cmp(jv_copy(a), jv_copy(b)));
+		if (sign(c) == want)
+			agree++;
+		else {
+			jv sa = jv_dump_string(a, 0), sb = jv_dump_string(b, 0);
+			fprintf(stderr, "keyenc order: %s vs %s: got %d want %d\n", jv_string_value(sa),
+				jv_string_value(sb), sign(c), want);
+			jv_free(sa);
+			jv_free(sb);
+			a = jv_null();
+			b = jv_null();
+		}
+		jv_free(a);
+		jv_free(b);
+		ss_buf_free(&ea);
+		ss_buf_free(&eb);
+	}
+	CHECK(agree == total);
+
+	/* the raw fast path encodes like the jv path */
+	const char *raws[] = {"1672531200", "-0.5", "\"s1\"", "null", "true", "[\"s1\", 3]", "{\"b\":1,\"a\":2}", "1e2"};
+	for (size_t i = 0; i < sizeof raws / sizeof raws[0]; i++) {
+		ss_buf e1 = {0}, e2 = {0};
+		jv v = jv_parse(raws[i]);
+		ss_keyenc_jv(&e1, v);
+		CHECK(ss_keyenc_raw(&e2, raws[i], strlen(raws[i])));
+		CHECK(e1.len == e2.len && memcmp(e1.data, e2.data, e1.len) == 0);
+		jv_free(v);
+		ss_buf_free(&e1);
+		ss_buf_free(&e2);
+	}
+}
+
+static void
+test_buf(void)
+{
+	ss_buf b = {0};
+	ss_buf_base64(&b, "bad\xff", 4);
+	CHECK(strcmp(ss_buf_cstr(&b), "YmFk/w==") == 0);
+	ss_buf d = {0};
+	CHECK(ss_buf_unbase64(&d, b.data, b.len) && d.len == 4 && memcmp(d.data, "bad\xff", 4) == 0);
+	CHECK(!ss_buf_unbase64(&d, "a*b", 3));
+	ss_buf_reset(&b);
+	CHECK(!ss_buf_json_string(&b, "a\"\n\x01\xff", 5));
+	CHECK(strcmp(ss_buf_cstr(&b), "\"a\\\"\\n\\u0001\\ufffd\"") == 0);
+	ss_buf_free(&b);
+	ss_buf_free(&d);
+}
+
+static void
+test_envelope(void)
+{
+	struct ss_envelope env;
+	const char *e1 = "{\"topic\":\"weather\",\"partition\":3,\"offset\":42,\"value\":{\"partition\":9}}";
+	CHECK(ss_envelope_get(e1, strlen(e1), &env) && strcmp(env.topic, "weather") == 0 &&
+	      env.partition == 3 && env.offset == 42);
+	const char *e2 = "{\"topic\":\"w\",\"partition\":-1,\"offset\":1}";
+	CHECK(!ss_envelope_get(e2, strlen(e2), &env));
+	const char *e3 = "{\"value\":{\"topic\":\"w\",\"partition\":1,\"offset\":1}}";
+	CHECK(!ss_envelope_get(e3, strlen(e3), &env));
+	const char *e4 = "[1]";
+	CHECK(!ss_envelope_get(e4, strlen(e4), &env));
+}
+
+static void
+test_expr(void)
+{
+	ss_expr *e = ss_expr_compile("[.station, .timestamp]", "--key");
+	ss_rec r;
+	ss_buf enc = {0}, text = {0};
+	char err[256];
+	const char *doc = "{\"station\":\"s1\",\"timestamp\":5}";
+	ss_rec_init(&r, doc, strlen(doc));
+	CHECK(ss_expr_key(e, &r, &enc, &text, err, sizeof err) == 1);
+	CHECK(strcmp(ss_buf_cstr(&text), "[\"s1\",5]") == 0);
+	jv v = ss_expr_eval(e, &r);
+	ss_buf enc2 = {0};
+	ss_keyenc_jv(&enc2, v);
+	CHECK(enc.len == enc2.len && memcmp(enc.data, enc2.data, enc.len) == 0);
+	jv_free(v);
+	ss_rec_done(&r);
+	ss_expr_free(e);
+
+	e = ss_expr_compile(".a.b", "--on");
+	const char *doc2 = "{\"a\":5}";
+	ss_rec_init(&r, doc2, strlen(doc2));
+	ss_buf_reset(&text);
+	CHECK(ss_expr_key(e, &r, NULL, &text, err, sizeof err) == -1 && strstr(err, "Cannot index number"));
+	ss_rec_done(&r);
+	ss_expr_free(e);
+	ss_buf_free(&enc);
+	ss_buf_free(&enc2);
+	ss_buf_free(&text);
+}
+
+int
+main(void)
+{
+	test_time();
+	test_duration();
+	test_jscan();
+	test_jpath();
+	test_keyenc();
+	test_buf();
+	test_envelope();
+	test_expr();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}
