@@ -23,20 +23,20 @@ MANPAGES := $(wildcard man/*.1 man/*.7)
 
 # Debian packages the build, the tests and the demo need (make deps installs them).
 DEB_PKGS := build-essential librdkafka-dev libsqlite3-dev libjq-dev jq sqlite3 \
-            bats bats-assert bats-support kcat bc time valgrind python3 mandoc
-# Kafka for the integration suite comes from Maven Central via scripts/kafka-up (Java 17+).
+            bats bats-assert bats-support kcat bc time valgrind python3 mandoc \
+            openjdk-17-jdk-headless maven
+# Kafka for the integration suite: its jars come from Maven Central (scripts/kafka-fetch).
 
 # keep objects between builds (make would delete them as intermediates)
 .SECONDARY:
 
 .PHONY: all clean install uninstall deps check check-fast check-integration demo \
-        bench bench-deps torture fuzz FORCE
+        bench bench-deps torture fuzz
 all: $(TOOLS) build/tests/unit
 
-# A variant switch (SANITIZE=1 and back) must relink every tool.
-build/variant.$(VARIANT): FORCE
-	@mkdir -p build
-	@[ -f $@ ] || { rm -f build/variant.*; touch $@; }
+# A variant switch (SANITIZE=1 and back) must relink every tool: the stamp file of the
+# variant is renewed at parse time when the variant changes, and the library depends on it.
+$(shell [ -f build/variant.$(VARIANT) ] || { mkdir -p build; rm -f build/variant.*; touch build/variant.$(VARIANT); })
 
 $(OBJDIR)/lib/%.o: lib/%.c $(wildcard lib/*.h)
 	@mkdir -p $(dir $@)

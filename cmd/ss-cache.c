@@ -14,6 +14,7 @@
 #include "keyenc.h"
 #include "ndjson.h"
 #include "sstime.h"
+#include "statedir.h"
 #include "store.h"
 
 static const char usage[] =
@@ -24,20 +25,60 @@ static const char usage[] =
 	"       ss-cache DB scan [--from KEY] [--to KEY] [--prefix KEY] [--backwards]\n"
 	"                [--limit N] [--keys | --values]\n"
 	"       ss-cache DB stats\n"
+	"       ss-cache --state-dir DIR put | get | del | scan | stats ...\n"
 	"       ss-cache -h\n";
+
+/* The state: one DB file, or a directory of one file per topic-partition. */
+struct state {
+	const char *db;
+	ss_statedir *dir;
+	ss_store *single;
+};
+
+static void
+state_open(struct state *st, int flags)
+{
+	if (st->dir == NULL)
+		st->single = ss_store_open(st->db, flags);
+	else if (flags & SS_STORE_READONLY)
+		ss_statedir_open_all(st->dir);
+}
+
+static size_t
+state_count(struct state *st)
+{
+	return st->single ? 1 : ss_statedir_count(st->dir);
+}
+
+static ss_store *
+state_at(struct state *st, size_t i)
+{
+	return st->single ? st->single : ss_statedir_at(st->dir, i);
+}
+
+static void
+state_close(struct state *st)
+{
+	ss_store_close(st->single);
+	ss_statedir_close(st->dir);
+	st->single = NULL;
+	st->dir = NULL;
+}
 
 #define BATCH 10000
 
 /* ---- put ---- */
 
 struct put {
-	ss_store *store;
+	struct state state;
+	bool open;
 	ss_reader *in;
 	ss_writer *out;
 	ss_expr *key, *value;
 	struct ss_errpolicy onerror;
 	bool tee;
 	int64_t retain_count, retain_age; /* 0: keep everything */
+	enum ss_tsunit unit;
 	ss_buf pending;                   /* --tee output held until its records are committed */
 	int pending_records;
 	uint64_t stored, replays, rejected;
@@ -50,11 +91,14 @@ static struct put P; /* one per process; the atexit handler needs it */
 static void
 commit(struct put *p)
 {
-	if (p->retain_count > 0)
-		ss_store_retain_count(p->store, p->retain_count);
-	if (p->retain_age > 0)
-		ss_store_retain_age(p->store, p->retain_age);
-	ss_store_commit(p->store);
+	for (size_t i = 0; i < state_count(&p->state); i++) {
+		ss_store *s = state_at(&p->state, i);
+		if (p->retain_count > 0)
+			ss_store_retain_count(s, p->retain_count);
+		if (p->retain_age > 0)
+			ss_store_retain_age(s, p->retain_age);
+		ss_store_commit(s);
+	}
 	if (p->tee && p->pending.len) {
 		ss_writer_write(p->out, p->pending.data, p->pending.len);
 		ss_buf_reset(&p->pending);
@@ -77,11 +121,11 @@ idle(void *arg)
 static void
 finish(void)
 {
-	if (P.store == NULL)
+	if (!P.open)
 		return;
 	idle(&P);
-	ss_store_close(P.store);
-	P.store = NULL;
+	state_close(&P.state);
+	P.open = false;
 	ss_writer_free(P.out);
 	P.out = NULL;
 	ss_errpolicy_close(&P.onerror);
@@ -138,7 +182,17 @@ put_record(struct put *p, const char *line, size_t len)
 		return;
 	}
 	bool has_env = ss_envelope_get(line, len, &env);
-	if (has_env && ss_store_offset_is_applied(p->store, &env)) {
+	ss_store *store = p->state.single;
+	if (store == NULL) {
+		if (!has_env) {
+			reject(p, line, len, "--state-dir: record has no envelope (topic, partition, offset)");
+			return;
+		}
+		store = ss_statedir_store(p->state.dir, env.topic, env.partition);
+		if (p->retain_age)
+			ss_store_track_time(store, p->unit);
+	}
+	if (has_env && ss_store_offset_is_applied(store, &env)) {
 		p->replays++;
 		return;
 	}
@@ -165,11 +219,11 @@ put_record(struct put *p, const char *line, size_t len)
 		value = jv_string_value(vtext);
 		vlen = strlen(value);
 	}
-	ss_store_put_enc(p->store, p->keyenc.data, p->keyenc.len, p->keytext.data, p->keytext.len, value, vlen);
+	ss_store_put_enc(store, p->keyenc.data, p->keyenc.len, p->keytext.data, p->keytext.len, value, vlen);
 	jv_free(vtext);
 	ss_rec_done(&rec);
 	if (has_env)
-		ss_store_offset_set(p->store, env.topic, env.partition, env.offset);
+		ss_store_offset_set(store, env.topic, env.partition, env.offset);
 	p->stored++;
 	if (p->tee) {
 		ss_buf_add(&p->pending, line, len);
@@ -180,7 +234,7 @@ put_record(struct put *p, const char *line, size_t len)
 }
 
 static int
-cmd_put(const char *db, int argc, char **argv)
+cmd_put(struct state *state, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"key", required_argument, NULL, 'k'},  {"value", required_argument, NULL, 'v'},
@@ -189,7 +243,6 @@ cmd_put(const char *db, int argc, char **argv)
 		{"on-error", required_argument, NULL, 'e'}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
 	const char *key = ".key", *value = NULL, *unit_arg = NULL;
-	enum ss_tsunit unit = SS_TS_S;
 	struct put *p = &P;
 	int c;
 	char *end;
@@ -211,7 +264,7 @@ cmd_put(const char *db, int argc, char **argv)
 			break;
 		case 'u':
 			unit_arg = optarg;
-			if (!ss_tsunit_parse(optarg, &unit))
+			if (!ss_tsunit_parse(optarg, &p->unit))
 				ss_diag_usage_error(usage, "--ts-unit: want s, ms, us or ns: %s", optarg);
 			break;
 		case 'e':
@@ -228,9 +281,11 @@ cmd_put(const char *db, int argc, char **argv)
 		ss_diag_usage_error(usage, "--ts-unit only matters with --retain-age");
 	p->key = ss_expr_compile(key, "--key");
 	p->value = value ? ss_expr_compile(value, "--value") : NULL;
-	p->store = ss_store_open(db, 0);
-	if (p->retain_age)
-		ss_store_track_time(p->store, unit);
+	p->state = *state;
+	state_open(&p->state, 0);
+	p->open = true;
+	if (p->retain_age && p->state.single)
+		ss_store_track_time(p->state.single, p->unit);
 	p->in = ss_reader_open("-");
 	if (p->tee)
 		p->out = ss_writer_new(1, "<stdout>");
@@ -291,23 +346,36 @@ no_options(int argc, char **argv, const char *cmd)
 		ss_diag_usage_error(usage, "%s: no KEY given", cmd);
 }
 
+/* Print the key's value from every store that has it; false when none has. */
+static bool
+get_one(struct state *st, jv k, ss_writer *out)
+{
+	bool found = false;
+
+	for (size_t i = 0; i < state_count(st); i++) {
+		char *v = ss_store_get(state_at(st, i), k);
+		if (v) {
+			ss_writer_puts(out, v);
+			ss_writer_putc(out, '\n');
+			free(v);
+			found = true;
+		}
+	}
+	return found;
+}
+
 static int
-cmd_get(const char *db, int argc, char **argv)
+cmd_get(struct state *st, int argc, char **argv)
 {
 	no_options(--argc, ++argv, "get");
 	jv keys = parse_key_args(argc, argv, "get");
-	ss_store *s = ss_store_open(db, SS_STORE_READONLY);
+	state_open(st, SS_STORE_READONLY);
 	ss_writer *out = ss_writer_new(1, "<stdout>");
 	int missing = 0;
 
 	for (int i = 0; i < argc; i++) {
 		jv k = jv_array_get(jv_copy(keys), i);
-		char *v = ss_store_get(s, k);
-		if (v) {
-			ss_writer_puts(out, v);
-			ss_writer_putc(out, '\n');
-			free(v);
-		} else {
+		if (!get_one(st, k, out)) {
 			ss_diag_warn("%s: no such key", argv[i]);
 			missing++;
 		}
@@ -315,24 +383,27 @@ cmd_get(const char *db, int argc, char **argv)
 	}
 	jv_free(keys);
 	ss_writer_free(out);
-	ss_store_close(s);
+	state_close(st);
 	return missing ? SS_EXIT_DATA : SS_EXIT_OK;
 }
 
 static int
-cmd_del(const char *db, int argc, char **argv)
+cmd_del(struct state *st, int argc, char **argv)
 {
 	no_options(--argc, ++argv, "del");
 	jv keys = parse_key_args(argc, argv, "del");
-	ss_store *s = ss_store_open(db, 0);
+	state_open(st, 0);
+	if (st->dir)
+		ss_statedir_open_all(st->dir);
 
 	for (int i = 0; i < argc; i++) {
 		jv k = jv_array_get(jv_copy(keys), i);
-		ss_store_del(s, k);
+		for (size_t j = 0; j < state_count(st); j++)
+			ss_store_del(state_at(st, j), k);
 		jv_free(k);
 	}
 	jv_free(keys);
-	ss_store_close(s);
+	state_close(st);
 	return SS_EXIT_OK;
 }
 
@@ -360,8 +431,64 @@ print_row(ss_writer *out, enum show show, const char *key, const char *value)
 	ss_writer_putc(out, '\n');
 }
 
+/* Index of the cursor whose current row comes next (smallest key, or largest backwards),
+ * or -1 when all are done. rows[i] is false for a finished cursor. */
 static int
-cmd_scan(const char *db, int argc, char **argv)
+next_cursor(ss_cursor **cur, const bool *rows, size_t n, bool backwards)
+{
+	int best = -1;
+	const void *be = NULL;
+	size_t blen = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t len;
+		if (!rows[i])
+			continue;
+		const void *e = ss_cursor_enc(cur[i], &len);
+		if (best >= 0) {
+			int c = memcmp(e, be, len < blen ? len : blen);
+			if (c == 0)
+				c = (len > blen) - (len < blen);
+			if (backwards ? c <= 0 : c >= 0)
+				continue;
+		}
+		best = (int)i;
+		be = e;
+		blen = len;
+	}
+	return best;
+}
+
+static void
+scan_merged(struct state *st, jv from, jv to, jv prefix, bool backwards, long long limit,
+	    enum show show, ss_writer *out)
+{
+	size_t n = state_count(st);
+	ss_cursor **cur = ss_xmalloc(n * sizeof *cur);
+	bool *rows = ss_xmalloc(n * sizeof *rows);
+	const char **keys = ss_xmalloc(n * sizeof *keys), **values = ss_xmalloc(n * sizeof *values);
+
+	for (size_t i = 0; i < n; i++) {
+		cur[i] = ss_store_scan(state_at(st, i), from, to, prefix, backwards);
+		rows[i] = ss_cursor_next(cur[i], &keys[i], &values[i]);
+	}
+	for (long long shown = 0; limit < 0 || shown < limit; shown++) {
+		int i = next_cursor(cur, rows, n, backwards);
+		if (i < 0)
+			break;
+		print_row(out, show, keys[i], values[i]);
+		rows[i] = ss_cursor_next(cur[i], &keys[i], &values[i]);
+	}
+	for (size_t i = 0; i < n; i++)
+		ss_cursor_free(cur[i]);
+	free(cur);
+	free(rows);
+	free(keys);
+	free(values);
+}
+
+static int
+cmd_scan(struct state *st, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"from", required_argument, NULL, 'f'}, {"to", required_argument, NULL, 't'},
@@ -399,15 +526,11 @@ cmd_scan(const char *db, int argc, char **argv)
 	}
 	if (optind != argc)
 		ss_diag_usage_error(usage, "scan: unexpected argument: %s", argv[optind]);
-	ss_store *s = ss_store_open(db, SS_STORE_READONLY);
+	state_open(st, SS_STORE_READONLY);
 	ss_writer *out = ss_writer_new(1, "<stdout>");
-	ss_cursor *cur = ss_store_scan(s, from, to, prefix, backwards);
-	const char *k, *v;
-	for (long long n = 0; (limit < 0 || n < limit) && ss_cursor_next(cur, &k, &v); n++)
-		print_row(out, show, k, v);
-	ss_cursor_free(cur);
+	scan_merged(st, from, to, prefix, backwards, limit, show, out);
 	ss_writer_free(out);
-	ss_store_close(s);
+	state_close(st);
 	jv_free(from);
 	jv_free(to);
 	jv_free(prefix);
@@ -442,7 +565,7 @@ file_size(const char *path)
 }
 
 static int
-cmd_stats(const char *db, int argc, char **argv)
+cmd_stats(struct state *st, int argc, char **argv)
 {
 	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		fputs(usage, stdout);
@@ -450,21 +573,27 @@ cmd_stats(const char *db, int argc, char **argv)
 	}
 	if (argc > 1)
 		ss_diag_usage_error(usage, "stats: unexpected argument: %s", argv[1]);
-	ss_store *s = ss_store_open(db, SS_STORE_READONLY);
+	state_open(st, SS_STORE_READONLY);
 	ss_writer *out = ss_writer_new(1, "<stdout>");
 	char wal[4096], num[128];
 	struct offsets_out o = {out, 0};
+	long long keys = 0, bytes = 0;
 
-	snprintf(wal, sizeof wal, "%s-wal", db);
+	for (size_t i = 0; i < state_count(st); i++) {
+		const char *path = ss_store_path(state_at(st, i));
+		snprintf(wal, sizeof wal, "%s-wal", path);
+		keys += ss_store_count(state_at(st, i));
+		bytes += file_size(path) + file_size(wal);
+	}
 	ss_writer_puts(out, "{\"path\":");
-	ss_writer_json_string(out, db, strlen(db));
-	snprintf(num, sizeof num, ",\"keys\":%lld,\"bytes\":%lld,\"offsets\":[", (long long)ss_store_count(s),
-		 (long long)(file_size(db) + file_size(wal)));
+	ss_writer_json_string(out, st->db, strlen(st->db));
+	snprintf(num, sizeof num, ",\"keys\":%lld,\"bytes\":%lld,\"offsets\":[", keys, bytes);
 	ss_writer_puts(out, num);
-	ss_store_offsets_each(s, print_offset, &o);
+	for (size_t i = 0; i < state_count(st); i++)
+		ss_store_offsets_each(state_at(st, i), print_offset, &o);
 	ss_writer_puts(out, "]}\n");
 	ss_writer_free(out);
-	ss_store_close(s);
+	state_close(st);
 	return SS_EXIT_OK;
 }
 
@@ -473,7 +602,7 @@ main(int argc, char **argv)
 {
 	static const struct {
 		const char *name;
-		int (*run)(const char *db, int argc, char **argv);
+		int (*run)(struct state *st, int argc, char **argv);
 	} cmds[] = {{"put", cmd_put}, {"get", cmd_get}, {"del", cmd_del}, {"scan", cmd_scan}, {"stats", cmd_stats}};
 
 	ss_diag_init("ss-cache");
@@ -481,12 +610,22 @@ main(int argc, char **argv)
 		fputs(usage, stdout);
 		return SS_EXIT_OK;
 	}
+	struct state st = {0};
+	if (argc >= 2 && strcmp(argv[1], "--state-dir") == 0) {
+		if (argc < 3)
+			ss_diag_usage_error(usage, "--state-dir: no DIR given");
+		bool writes = argc > 3 && (strcmp(argv[3], "put") == 0 || strcmp(argv[3], "del") == 0);
+		st.dir = ss_statedir_open(argv[2], writes ? 0 : SS_STORE_READONLY);
+		st.db = argv[2];
+		argc--, argv++;
+	} else if (argc >= 2)
+		st.db = argv[1];
 	if (argc < 3)
 		ss_diag_usage_error(usage, argc < 2 ? "no DB given" : "no command given");
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
 		if (strcmp(argv[2], cmds[i].name) == 0) {
 			/* getopt_long sees "CMD OPTIONS...": argv[0] is the command's name */
-			return cmds[i].run(argv[1], argc - 2, argv + 2);
+			return cmds[i].run(&st, argc - 2, argv + 2);
 		}
 	ss_diag_usage_error(usage, "unknown command: %s", argv[2]);
 }

@@ -331,7 +331,7 @@ ss_store_scan(ss_store *s, jv from, jv to, jv prefix, bool backwards)
 	if (c == NULL)
 		ss_diag_die(SS_EXIT_DATA, "out of memory");
 	c->store = s;
-	ss_buf_adds(&sql, "SELECT key, value FROM ss_kv WHERE 1");
+	ss_buf_adds(&sql, "SELECT key, value, k FROM ss_kv WHERE 1");
 	if (jv_is_valid(from)) {
 		ss_keyenc_jv(&from_enc, from);
 		ss_buf_adds(&sql, backwards ? " AND k <= ?1" : " AND k >= ?1");
@@ -375,6 +375,13 @@ ss_cursor_next(ss_cursor *c, const char **key, const char **value)
 	*key = (const char *)sqlite3_column_text(c->st, 0);
 	*value = (const char *)sqlite3_column_text(c->st, 1);
 	return 1;
+}
+
+const void *
+ss_cursor_enc(ss_cursor *c, size_t *len)
+{
+	*len = (size_t)sqlite3_column_bytes(c->st, 2);
+	return sqlite3_column_blob(c->st, 2);
 }
 
 void

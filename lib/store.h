@@ -44,6 +44,8 @@ typedef struct ss_cursor ss_cursor;
 ss_cursor *ss_store_scan(ss_store *s, jv from, jv to, jv prefix, bool backwards);
 /* Next row: key and value JSON text, valid until the next call. 1 row, 0 done. */
 int ss_cursor_next(ss_cursor *c, const char **key, const char **value);
+/* The current row's key encoding (keyenc), for merging scans of several stores. */
+const void *ss_cursor_enc(ss_cursor *c, size_t *len);
 void ss_cursor_free(ss_cursor *c);
 
 /* Retention: keep the newest n keys (by key order); delete the rest. Returns deleted. */

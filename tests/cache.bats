@@ -330,3 +330,45 @@ for i in range(2000000):
 	run sqlite3 "$T/st.db" 'SELECT count(*) FROM ss_kv; PRAGMA journal_mode;'
 	assert_output "$(printf '3\nwal')"
 }
+
+@test "--state-dir: one file per topic-partition; scans merge them in key order" {
+	for o in 0 1 2 3 4 5; do
+		echo "{\"topic\":\"w\",\"partition\":$((o % 3)),\"offset\":$o,\"key\":[\"s$((o % 3))\",$o],\"value\":$o}"
+	done >"$T/in"
+	ss-cache --state-dir "$T/dir" put <"$T/in"
+	run ls "$T/dir"
+	assert_output --regexp 'w-0\.db'
+	assert_output --regexp 'w-1\.db'
+	assert_output --regexp 'w-2\.db'
+	run ss-cache --state-dir "$T/dir" scan --keys
+	assert_output "$(printf '["s0",0]\n["s0",3]\n["s1",1]\n["s1",4]\n["s2",2]\n["s2",5]')"
+	run ss-cache --state-dir "$T/dir" scan --backwards --limit 2 --keys
+	assert_output "$(printf '["s2",5]\n["s2",2]')"
+	run ss-cache --state-dir "$T/dir" get '["s1",4]'
+	assert_output '{"topic":"w","partition":1,"offset":4,"key":["s1",4],"value":4}'
+	run ss-cache --state-dir "$T/dir" stats
+	assert_output --partial '"keys":6'
+	assert_output --partial '{"topic":"w","partition":2,"offset":5}'
+	ss-cache --state-dir "$T/dir" del '["s1",4]'
+	run ss-cache --state-dir "$T/dir" stats
+	assert_output --partial '"keys":5'
+}
+
+@test "--state-dir: a partition's file moves to another instance with its offsets" {
+	for o in 0 1 2 3; do echo "{\"topic\":\"w\",\"partition\":$((o % 2)),\"offset\":$o,\"key\":$o}"; done >"$T/in"
+	ss-cache --state-dir "$T/a" put <"$T/in"
+	mkdir "$T/b"
+	mv "$T/a/w-1.db" "$T/b/"
+	# instance b now owns partition 1: a replay of it is skipped, new offsets applied
+	printf '%s\n' '{"topic":"w","partition":1,"offset":3,"key":3}' '{"topic":"w","partition":1,"offset":5,"key":5}' |
+		ss-cache --state-dir "$T/b" put 2>"$T/err"
+	run cat "$T/err"
+	assert_output 'ss-cache: 1 stored, 1 skipped as replays, 0 rejected'
+	run ss-cache --state-dir "$T/b" scan --keys
+	assert_output "$(printf '1\n3\n5')"
+}
+
+@test "--state-dir: a record without an envelope is a data error" {
+	test_must_fail 1 sh -c "echo '{\"key\":1}' | ss-cache --state-dir '$T/dir' put"
+	assert_output --partial '<stdin>:1: --state-dir: record has no envelope'
+}

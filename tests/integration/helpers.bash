@@ -1,0 +1,87 @@
+# tests/integration/helpers.bash: real-Kafka helpers for the integration suite.
+#
+#   load helpers
+#   setup_file()    { kafka_setup_file; }      # one broker per test file -> $BROKERS
+#   teardown_file() { kafka_teardown_file; }
+#
+# kafka_start_second starts a second, independent cluster -> $BROKERS2 (cross-cluster tests).
+# Brokers live under tests/.tmp/kafka.XXXXXX/ (config, data, kafka.log) and are stopped by
+# kafka_teardown_file, or by kafka-up's watchdog if the bats process dies first.
+# SS_KEEP_KAFKA_TMP=1 keeps that directory after the run (for reading kafka.log).
+
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+SS_ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+SS_SCRIPTS=$SS_ROOT/scripts
+export SS_ROOT SS_SCRIPTS
+PATH=$SS_ROOT/bin:$PATH
+
+# _kafka_up NAME VAR: start broker NAME under $KAFKA_TMP, export VAR=127.0.0.1:PORT.
+_kafka_up() {
+  local name=$1 var=$2 out
+  if ! out=$(SS_KAFKA_WATCH_PID=$KAFKA_WATCH_PID "$SS_SCRIPTS/kafka-up" "$KAFKA_TMP/$name"); then
+    echo "kafka-up $KAFKA_TMP/$name failed" >&2
+    return 1
+  fi
+  [[ $out == BROKERS=* ]] || { echo "kafka-up printed '$out'" >&2; return 1; }
+  printf -v "$var" '%s' "${out#BROKERS=}"
+  export "${var?}"
+}
+
+# Start this file's broker: exports KAFKA_TMP and BROKERS.
+kafka_setup_file() {
+  mkdir -p "$SS_ROOT/tests/.tmp"
+  KAFKA_TMP=$(mktemp -d "$SS_ROOT/tests/.tmp/kafka.XXXXXX")
+  # In setup_file $$ is the process that runs the whole file (in a test, only that test):
+  # brokers started through these helpers live as long as it, and no longer.
+  KAFKA_WATCH_PID=$$
+  export KAFKA_TMP KAFKA_WATCH_PID
+  _kafka_up broker1 BROKERS
+}
+
+# Start a second cluster (its own dir, ports and cluster id): exports BROKERS2.
+kafka_start_second() {
+  [[ -n ${KAFKA_TMP:-} ]] || { echo "kafka_start_second: call kafka_setup_file first" >&2; return 1; }
+  _kafka_up broker2 BROKERS2
+}
+
+# Stop every broker this file started and remove their dir (unless SS_KEEP_KAFKA_TMP=1).
+kafka_teardown_file() {
+  [[ -n ${KAFKA_TMP:-} && -d $KAFKA_TMP ]] || return 0
+  local d rc=0
+  for d in "$KAFKA_TMP"/*/; do
+    [[ -f $d/server.properties ]] || continue
+    "$SS_SCRIPTS/kafka-down" "$d" || rc=1
+  done
+  if [[ ${SS_KEEP_KAFKA_TMP:-0} != 1 && $rc == 0 ]]; then
+    rm -rf "$KAFKA_TMP"
+  fi
+  return "$rc"
+}
+
+# A topic name unique to this test: t-<test number>-<random>[-SUFFIX].
+kafka_topic_name() {
+  printf 't-%s-%s%s\n' "${BATS_TEST_NUMBER:-0}" "$RANDOM$RANDOM" "${1:+-$1}"
+}
+
+# kafka_create_topic NAME PARTITIONS [BROKERS] [--config K=V]...: create and wait for it.
+kafka_create_topic() {
+  local name=$1 parts=$2 brokers=$BROKERS
+  shift 2
+  if (($# > 0)) && [[ $1 != -* ]]; then brokers=$1; shift; fi
+  "$SS_SCRIPTS/kafka-topic" "$brokers" "$name" "$parts" "$@"
+}
+
+# kafka_produce TOPIC [BROKERS]: each line on stdin becomes one message (null key).
+kafka_produce() {
+  local topic=$1 brokers=${2:-$BROKERS}
+  kcat -P -b "$brokers" -t "$topic" -X acks=all -X message.timeout.ms=30000
+}
+
+# kafka_consume_values TOPIC [BROKERS]: every message value, one per line, from the start
+# to the current end of each partition, then exit.
+kafka_consume_values() {
+  local topic=$1 brokers=${2:-$BROKERS}
+  kcat -C -b "$brokers" -t "$topic" -o beginning -e -q -f '%s\n' -m 10
+}
