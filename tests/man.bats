@@ -37,8 +37,24 @@ run_examples() {
 	run_examples "$ROOT/man/ss-cache.1"
 }
 
+@test "man ss-asof(1): the EXAMPLES run as written" {
+	run_examples "$ROOT/man/ss-asof.1"
+}
+
 @test "man ss(7): the EXAMPLES run as written" {
 	run_examples "$ROOT/man/ss.7"
+}
+
+@test "man ss-consume(1): the EXAMPLES run as written" {
+	run_examples "$ROOT/man/ss-consume.1"
+}
+
+@test "man ss-produce(1): the EXAMPLES run as written" {
+	run_examples "$ROOT/man/ss-produce.1"
+}
+
+@test "man ss-mock-broker(1): the EXAMPLES run as written" {
+	run_examples "$ROOT/man/ss-mock-broker.1"
 }
 
 @test "every man page is well-formed mdoc (mandoc -T lint, or groff)" {

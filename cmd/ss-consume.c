@@ -1,0 +1,151 @@
+/* ss-consume: Kafka topics to NDJSON envelopes on stdout. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "consume.h"
+#include "diag.h"
+#include "sstime.h"
+
+static const char usage[] =
+    "usage: ss-consume [-e] [-b brokers] [-G group] [-p partitions] [-o offset] [-c count]\n"
+    "                  [--from time] [--until time] [--offsets-from db] [--checkpoint db:name]\n"
+    "                  [--key-format fmt] [--value-format fmt] [--timeout duration] [--progress]\n"
+    "                  [-X prop=val]... [-F file]... topic...\n";
+
+enum {
+	OPT_FROM = 256, OPT_UNTIL, OPT_OFFSETS_FROM, OPT_CHECKPOINT, OPT_KEY_FORMAT,
+	OPT_VALUE_FORMAT, OPT_TIMEOUT, OPT_PROGRESS,
+};
+
+static const struct option longopts[] = {
+	{"brokers", required_argument, NULL, 'b'},
+	{"group", required_argument, NULL, 'G'},
+	{"partitions", required_argument, NULL, 'p'},
+	{"offset", required_argument, NULL, 'o'},
+	{"exit", no_argument, NULL, 'e'},
+	{"count", required_argument, NULL, 'c'},
+	{"from", required_argument, NULL, OPT_FROM},
+	{"until", required_argument, NULL, OPT_UNTIL},
+	{"offsets-from", required_argument, NULL, OPT_OFFSETS_FROM},
+	{"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
+	{"key-format", required_argument, NULL, OPT_KEY_FORMAT},
+	{"value-format", required_argument, NULL, OPT_VALUE_FORMAT},
+	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"progress", no_argument, NULL, OPT_PROGRESS},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+static int64_t
+time_ms(const char *opt, const char *arg)
+{
+	int64_t ns;
+
+	if (!ss_time_parse_arg(arg, &ns))
+		ss_diag_usage_error(usage, "%s %s: not a time", opt, arg);
+	return ns / 1000000;
+}
+
+static void
+checkpoint_arg(struct ss_consume_opts *o, const char *arg)
+{
+	char *colon = strrchr(arg, ':');
+
+	if (colon == NULL || colon == arg || colon[1] == '\0')
+		ss_diag_usage_error(usage, "--checkpoint %s: expected DB:NAME", arg);
+	o->checkpoint_db = ss_xstrdup(arg);
+	o->checkpoint_db[colon - arg] = '\0';
+	o->checkpoint_name = colon + 1;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct ss_consume_opts o;
+	int ch;
+	char *end;
+
+	ss_diag_init("ss-consume");
+	ss_consume_opts_init(&o);
+	while ((ch = getopt_long(argc, argv, "b:G:p:o:ec:X:F:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'b':
+			o.k.brokers = optarg;
+			break;
+		case 'G':
+			o.group = optarg;
+			break;
+		case 'p':
+			if (!ss_consume_parse_partitions(&o, optarg))
+				ss_diag_usage_error(usage, "-p %s: expected partitions such as 0,2,4-7", optarg);
+			break;
+		case 'o':
+			if (!ss_consume_parse_offset(&o, optarg))
+				ss_diag_usage_error(usage, "-o %s: expected beginning, end, stored, N, -N, "
+						    "@TIME or P:OFFSET,...", optarg);
+			break;
+		case 'e':
+			o.exit_at_end = true;
+			break;
+		case 'c':
+			o.count = strtoll(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || o.count < 0)
+				ss_diag_usage_error(usage, "-c %s: expected a count", optarg);
+			break;
+		case 'X':
+			ss_kopts_add_prop(&o.k, optarg, usage);
+			break;
+		case 'F':
+			ss_kopts_add_file(&o.k, optarg);
+			break;
+		case OPT_FROM:
+			o.from_set = true;
+			o.from_ms = time_ms("--from", optarg);
+			break;
+		case OPT_UNTIL:
+			o.until_set = true;
+			o.until_ms = time_ms("--until", optarg);
+			break;
+		case OPT_OFFSETS_FROM:
+			o.offsets_from = optarg;
+			break;
+		case OPT_CHECKPOINT:
+			checkpoint_arg(&o, optarg);
+			break;
+		case OPT_KEY_FORMAT:
+		case OPT_VALUE_FORMAT:
+			if (!ss_kfmt_parse(optarg, ch == OPT_KEY_FORMAT ? &o.key_fmt : &o.value_fmt))
+				ss_diag_usage_error(usage, "%s %s: expected auto, json, string or base64",
+						    ch == OPT_KEY_FORMAT ? "--key-format" : "--value-format", optarg);
+			break;
+		case OPT_TIMEOUT:
+			ss_kopts_set_timeout(&o.k, optarg, usage);
+			break;
+		case OPT_PROGRESS:
+			o.progress = isatty(2);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			ss_diag_usage_error(usage, "unknown option");
+		}
+	}
+	if (optind == argc)
+		ss_diag_usage_error(usage, "no topic given");
+	if (o.group == NULL && o.start_given && o.start.offset == RD_KAFKA_OFFSET_STORED)
+		ss_diag_usage_error(usage, "-o stored needs a group (-G)");
+	if (o.group != NULL && (o.npartitions > 0 || o.npstarts > 0))
+		ss_diag_usage_error(usage, "-p and -o P:OFFSET assign partitions statically: not with -G");
+	o.topics = argv + optind;
+	o.ntopics = argc - optind;
+	int status = ss_consume_run(&o);
+	ss_kopts_free(&o.k);
+	free(o.partitions);
+	free(o.pstarts);
+	free(o.checkpoint_db);
+	return status;
+}

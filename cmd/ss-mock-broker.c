@@ -1,0 +1,100 @@
+/* ss-mock-broker: librdkafka's mock Kafka cluster as a process, for demos and tests. */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "kafka.h"
+
+static const char usage[] =
+    "usage: ss-mock-broker [--brokers n] [--topic name[:partitions]]... [--no-stdin]\n";
+
+static const struct option longopts[] = {
+	{"brokers", required_argument, NULL, 'n'},
+	{"topic", required_argument, NULL, 't'},
+	{"no-stdin", no_argument, NULL, 's'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+static volatile sig_atomic_t got_signal;
+
+static void
+on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+/* Until a signal, or end of stdin when watch_stdin. */
+static void
+wait_for_end(bool watch_stdin)
+{
+	struct pollfd pfd = {.fd = 0, .events = POLLIN};
+	char buf[256];
+	ssize_t n;
+
+	while (!got_signal) {
+		if (!watch_stdin) {
+			pause();
+			continue;
+		}
+		if (poll(&pfd, 1, -1) < 0)
+			continue; /* EINTR: look at got_signal */
+		n = read(0, buf, sizeof buf);
+		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+			return;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+	const char **topics = NULL, *why;
+	int ntopics = 0, nbrokers = 1, ch;
+	bool watch_stdin = true;
+	char *end;
+	ss_kmock *m;
+
+	ss_diag_init("ss-mock-broker");
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'n':
+			nbrokers = (int)strtol(optarg, &end, 10);
+			if (*end != '\0' || nbrokers < 1 || nbrokers > 100)
+				ss_diag_usage_error(usage, "--brokers %s: expected 1 to 100", optarg);
+			break;
+		case 't':
+			topics = ss_xrealloc(topics, (size_t)(ntopics + 1) * sizeof *topics);
+			topics[ntopics++] = optarg;
+			break;
+		case 's':
+			watch_stdin = false;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			ss_diag_usage_error(usage, "unknown option");
+		}
+	}
+	if (optind != argc)
+		ss_diag_usage_error(usage, "unexpected argument %s", argv[optind]);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	m = ss_kmock_start(nbrokers);
+	for (int i = 0; i < ntopics; i++)
+		if (!ss_kmock_topic(m, topics[i], &why))
+			ss_diag_die(SS_EXIT_USAGE, "--topic %s: %s", topics[i], why);
+	printf("BROKERS=%s\n", ss_kmock_bootstraps(m));
+	if (fflush(stdout) != 0)
+		ss_diag_die(SS_EXIT_DATA, "cannot write to stdout");
+	wait_for_end(watch_stdin);
+	ss_kmock_stop(m);
+	free(topics);
+	return got_signal ? 128 + got_signal : 0;
+}

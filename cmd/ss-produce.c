@@ -1,0 +1,107 @@
+/* ss-produce: NDJSON lines on stdin to a Kafka topic. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "diag.h"
+#include "produce.h"
+
+static const char usage[] =
+    "usage: ss-produce [--envelope] [--raw] [--dry-run] [-b brokers] [--key expr] [--value expr]\n"
+    "                  [--headers expr] [--partition expr] [--timestamp expr] [--ts-unit unit]\n"
+    "                  [--on-error policy] [--timeout duration] [-X prop=val]... [-F file]... topic\n";
+
+enum {
+	OPT_KEY = 256, OPT_VALUE, OPT_HEADERS, OPT_PARTITION, OPT_TIMESTAMP, OPT_TS_UNIT,
+	OPT_ENVELOPE, OPT_RAW, OPT_DRY_RUN, OPT_ON_ERROR, OPT_TIMEOUT,
+};
+
+static const struct option longopts[] = {
+	{"brokers", required_argument, NULL, 'b'},
+	{"key", required_argument, NULL, OPT_KEY},
+	{"value", required_argument, NULL, OPT_VALUE},
+	{"headers", required_argument, NULL, OPT_HEADERS},
+	{"partition", required_argument, NULL, OPT_PARTITION},
+	{"timestamp", required_argument, NULL, OPT_TIMESTAMP},
+	{"ts-unit", required_argument, NULL, OPT_TS_UNIT},
+	{"envelope", no_argument, NULL, OPT_ENVELOPE},
+	{"raw", no_argument, NULL, OPT_RAW},
+	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
+	{"on-error", required_argument, NULL, OPT_ON_ERROR},
+	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+int
+main(int argc, char **argv)
+{
+	struct ss_produce_opts o;
+	int ch;
+
+	ss_diag_init("ss-produce");
+	ss_produce_opts_init(&o);
+	while ((ch = getopt_long(argc, argv, "b:X:F:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'b':
+			o.k.brokers = optarg;
+			break;
+		case 'X':
+			ss_kopts_add_prop(&o.k, optarg, usage);
+			break;
+		case 'F':
+			ss_kopts_add_file(&o.k, optarg);
+			break;
+		case OPT_KEY:
+			o.key = optarg;
+			break;
+		case OPT_VALUE:
+			o.value = optarg;
+			break;
+		case OPT_HEADERS:
+			o.headers = optarg;
+			break;
+		case OPT_PARTITION:
+			o.partition = optarg;
+			break;
+		case OPT_TIMESTAMP:
+			o.timestamp = optarg;
+			break;
+		case OPT_TS_UNIT:
+			if (!ss_tsunit_parse(optarg, &o.ts_unit))
+				ss_diag_usage_error(usage, "--ts-unit %s: expected s, ms, us or ns", optarg);
+			break;
+		case OPT_ENVELOPE:
+			o.envelope = true;
+			break;
+		case OPT_RAW:
+			o.raw = true;
+			break;
+		case OPT_DRY_RUN:
+			o.dry_run = true;
+			break;
+		case OPT_ON_ERROR:
+			if (!ss_errpolicy_parse(&o.onerror, optarg))
+				ss_diag_usage_error(usage, "--on-error %s: expected fail, skip or dead-letter=FILE",
+						    optarg);
+			break;
+		case OPT_TIMEOUT:
+			ss_kopts_set_timeout(&o.k, optarg, usage);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			ss_diag_usage_error(usage, "unknown option");
+		}
+	}
+	if (argc - optind != 1)
+		ss_diag_usage_error(usage, argc == optind ? "no topic given" : "one topic only");
+	if (o.raw && (o.envelope || o.key || o.value || o.headers || o.partition || o.timestamp))
+		ss_diag_usage_error(usage, "--raw sends lines as they are: no expressions, no --envelope");
+	o.topic = argv[optind];
+	int status = ss_produce_run(&o);
+	ss_errpolicy_close(&o.onerror);
+	ss_kopts_free(&o.k);
+	return status;
+}

@@ -1,0 +1,1052 @@
+/* consume: Kafka records to envelopes on stdout (see consume.h).
+ *
+ * Offsets. Every partition's start is resolved to an absolute offset before it is
+ * assigned (from --offsets-from, --from, -o or the group's committed offset), so the
+ * next expected offset is always known: a record below it (a re-fetch after a pause) is
+ * dropped, and -e can tell at once that an empty partition is done.
+ *
+ * Commits (-G). A record's offset becomes committable only when the output queue has
+ * written the record's last byte: a FIFO of marks (output position, partition, offset)
+ * is retired as the queue drains. Commits go out every second, on a revoke, and at exit.
+ *
+ * Backpressure. The output queue never blocks on a pipe. While it holds more than
+ * HIGH_WATER bytes, every partition is paused and the loop keeps polling, so the group
+ * session and max.poll.interval.ms are served however long the reader stalls. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "consume.h"
+#include "diag.h"
+#include "outq.h"
+#include "sstime.h"
+#include "store.h"
+
+#define HIGH_WATER (8u << 20)
+#define LOW_WATER (1u << 20)
+#define FLUSH_AT (64u << 10)
+#define COMMIT_EVERY_MS 1000
+#define SEEKS_EVERY_MS 200
+#define PROGRESS_EVERY_MS 500
+#define EXIT_PIPE 141
+#define BATCH 1000
+
+struct part {
+	int32_t id;
+	bool assigned;
+	bool done;             /* reached the -e snapshot or --until */
+	bool paused;           /* paused in librdkafka (done or backpressure) */
+	int64_t end;           /* -e snapshot (high watermark at start), or -1 */
+	int64_t next;          /* offset after the last record written */
+	int64_t committable;   /* offset after the last record that reached the output */
+	int64_t committed;
+};
+
+struct topic {
+	char *name;
+	ss_buf prefix;         /* {"topic":"NAME","partition": */
+	struct part *parts;
+	int nparts;
+};
+
+struct mark {
+	uint64_t pos;
+	struct part *part;
+	int64_t next;
+};
+
+struct stored {
+	char *topic;
+	int32_t partition;
+	int64_t offset;
+};
+
+struct consumer {
+	const struct ss_consume_opts *o;
+	rd_kafka_t *rk;
+	ss_outq *out;
+	struct topic *topics;
+	int ntopics;
+	struct topic *last_topic;
+	const rd_kafka_topic_t *last_rkt;
+	struct mark *marks;    /* ring of marks (group mode) */
+	size_t mhead, mlen, mcap;
+	struct stored *stored; /* --offsets-from */
+	size_t nstored;
+	bool assigned_once;    /* an assignment arrived (the end test needs one) */
+	bool bp_paused;
+	bool finished;
+	int64_t nrecords, nprogress_last;
+	int64_t next_commit, next_seeks, next_progress;
+	int json_warnings;
+	int status;
+};
+
+static volatile sig_atomic_t got_signal;
+
+static void
+on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+void
+ss_consume_opts_init(struct ss_consume_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	ss_kopts_init(&o->k);
+	o->start.offset = RD_KAFKA_OFFSET_BEGINNING;
+	o->count = -1;
+	o->out_fd = 1;
+}
+
+bool
+ss_consume_parse_offset(struct ss_consume_opts *o, const char *arg)
+{
+	char *copy, *item, *save = NULL, *colon, *end;
+	bool ok = true;
+
+	if (strchr(arg, ':') == NULL || arg[0] == '@') {
+		o->start_given = true;
+		return ss_kafka_offset_parse(arg, &o->start.offset, &o->start.time_ms);
+	}
+	copy = ss_xstrdup(arg);
+	for (item = strtok_r(copy, ",", &save); ok && item != NULL; item = strtok_r(NULL, ",", &save)) {
+		struct ss_part_start ps = {0};
+		long v;
+		colon = strchr(item, ':');
+		v = colon != NULL ? strtol(item, &end, 10) : -1;
+		ok = colon != NULL && end == colon && v >= 0 && v <= INT32_MAX &&
+		    ss_kafka_offset_parse(colon + 1, &ps.start.offset, &ps.start.time_ms);
+		ps.partition = (int32_t)v;
+		o->pstarts = ss_xrealloc(o->pstarts, (size_t)(o->npstarts + 1) * sizeof *o->pstarts);
+		o->pstarts[o->npstarts++] = ps;
+	}
+	free(copy);
+	return ok;
+}
+
+static void
+add_partition(struct ss_consume_opts *o, int32_t p)
+{
+	o->partitions = ss_xrealloc(o->partitions, (size_t)(o->npartitions + 1) * sizeof *o->partitions);
+	o->partitions[o->npartitions++] = p;
+}
+
+bool
+ss_consume_parse_partitions(struct ss_consume_opts *o, const char *arg)
+{
+	const char *p = arg;
+	char *end;
+	long lo, hi;
+
+	do {
+		lo = strtol(p, &end, 10);
+		if (end == p || lo < 0)
+			return false;
+		hi = lo;
+		if (*end == '-') {
+			p = end + 1;
+			hi = strtol(p, &end, 10);
+			if (end == p || hi < lo || hi - lo > 100000)
+				return false;
+		}
+		for (long i = lo; i <= hi; i++)
+			add_partition(o, (int32_t)i);
+		p = end + 1;
+	} while (*end == ',');
+	return *end == '\0';
+}
+
+/* Partitions and topics */
+
+static struct topic *
+find_topic(struct consumer *c, const char *name)
+{
+	for (int i = 0; i < c->ntopics; i++)
+		if (strcmp(c->topics[i].name, name) == 0)
+			return &c->topics[i];
+	return NULL;
+}
+
+static struct part *
+get_part(struct topic *t, int32_t id)
+{
+	if (id < 0)
+		return NULL;
+	if (id >= t->nparts) {
+		t->parts = ss_xrealloc(t->parts, (size_t)(id + 1) * sizeof *t->parts);
+		for (int i = t->nparts; i <= id; i++)
+			t->parts[i] = (struct part){.id = i, .end = -1, .next = -1,
+						    .committable = -1, .committed = -1};
+		t->nparts = id + 1;
+	}
+	return &t->parts[id];
+}
+
+static struct part *
+lookup(struct consumer *c, const char *topic, int32_t id)
+{
+	struct topic *t = find_topic(c, topic);
+
+	return t != NULL ? get_part(t, id) : NULL;
+}
+
+static void
+die_kafka(rd_kafka_resp_err_t err, const char *what)
+{
+	ss_diag_die(ss_kafka_exit_code(err), "%s: %s", what, rd_kafka_err2str(err));
+}
+
+/* Pause or resume one partition in librdkafka. */
+static void
+set_paused(struct consumer *c, const char *topic, struct part *p, bool pause)
+{
+	rd_kafka_topic_partition_list_t *l;
+
+	if (p->paused == pause)
+		return;
+	l = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_topic_partition_list_add(l, topic, p->id);
+	if (pause)
+		rd_kafka_pause_partitions(c->rk, l);
+	else
+		rd_kafka_resume_partitions(c->rk, l);
+	rd_kafka_topic_partition_list_destroy(l);
+	p->paused = pause;
+}
+
+static void
+check_finished(struct consumer *c)
+{
+	if (!c->assigned_once || (!c->o->exit_at_end && !c->o->until_set))
+		return;
+	for (int i = 0; i < c->ntopics; i++)
+		for (int j = 0; j < c->topics[i].nparts; j++) {
+			struct part *p = &c->topics[i].parts[j];
+			if (p->assigned && !p->done)
+				return;
+		}
+	c->finished = true;
+}
+
+static void
+mark_done(struct consumer *c, struct topic *t, struct part *p)
+{
+	p->done = true;
+	set_paused(c, t->name, p, true);
+	check_finished(c);
+}
+
+/* Start positions */
+
+static void
+add_stored(const char *topic, int32_t partition, int64_t offset, void *arg)
+{
+	struct consumer *c = arg;
+
+	c->stored = ss_xrealloc(c->stored, (c->nstored + 1) * sizeof *c->stored);
+	c->stored[c->nstored++] = (struct stored){ss_xstrdup(topic), partition, offset};
+}
+
+static void
+load_stored(struct consumer *c, const char *path)
+{
+	ss_store *s;
+
+	if (access(path, F_OK) != 0)
+		return; /* no state yet: nothing applied, start per -o */
+	s = ss_store_open(path, SS_STORE_READONLY);
+	ss_store_offsets_each(s, add_stored, c);
+	ss_store_close(s);
+}
+
+static bool
+stored_offset(const struct consumer *c, const char *topic, int32_t partition, int64_t *offset)
+{
+	for (size_t i = 0; i < c->nstored; i++)
+		if (c->stored[i].partition == partition && strcmp(c->stored[i].topic, topic) == 0) {
+			*offset = c->stored[i].offset;
+			return true;
+		}
+	return false;
+}
+
+/* The position the options ask for on one partition (before resolving). */
+static struct ss_start
+wanted_start(const struct consumer *c, const char *topic, int32_t partition)
+{
+	const struct ss_consume_opts *o = c->o;
+	struct ss_start s = o->start;
+	int64_t applied;
+
+	if (o->offsets_from != NULL && stored_offset(c, topic, partition, &applied))
+		return (struct ss_start){.offset = applied + 1};
+	if (o->from_set)
+		return (struct ss_start){.offset = SS_OFFSET_TIME, .time_ms = o->from_ms};
+	for (int i = 0; i < o->npstarts; i++)
+		if (o->pstarts[i].partition == partition)
+			return o->pstarts[i].start;
+	if (!o->start_given && o->group != NULL)
+		s.offset = RD_KAFKA_OFFSET_STORED;
+	return s;
+}
+
+/* offsets_for_times on a copy of l with every offset set to ts (-2 earliest, -1 latest). */
+static rd_kafka_topic_partition_list_t *
+list_offsets(struct consumer *c, const rd_kafka_topic_partition_list_t *l, int64_t ts)
+{
+	rd_kafka_topic_partition_list_t *q = rd_kafka_topic_partition_list_copy(l);
+	rd_kafka_resp_err_t err;
+
+	for (int i = 0; i < q->cnt; i++)
+		q->elems[i].offset = ts;
+	err = rd_kafka_offsets_for_times(c->rk, q, (int)c->o->k.timeout_ms);
+	if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+		die_kafka(err, "cannot list offsets");
+	for (int i = 0; i < q->cnt; i++)
+		if (q->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR)
+			ss_diag_die(ss_kafka_exit_code(q->elems[i].err), "%s [%d]: cannot list offsets: %s",
+				    q->elems[i].topic, q->elems[i].partition, rd_kafka_err2str(q->elems[i].err));
+	return q;
+}
+
+static bool
+reset_to_latest(struct consumer *c)
+{
+	char val[64];
+	size_t n = sizeof val;
+
+	if (rd_kafka_conf_get(rd_kafka_conf(c->rk), "auto.offset.reset", val, &n) != RD_KAFKA_CONF_OK)
+		return false;
+	return strcmp(val, "latest") == 0 || strcmp(val, "largest") == 0 || strcmp(val, "end") == 0;
+}
+
+/* One partition's start as an absolute offset, from its low and high watermarks, the
+ * group's committed offset and the offset found for a time (-1: none). */
+static int64_t
+start_offset(struct consumer *c, struct ss_start s, int64_t low, int64_t high, int64_t committed,
+	     int64_t for_time)
+{
+	int64_t at;
+
+	if (s.offset == RD_KAFKA_OFFSET_BEGINNING)
+		at = low;
+	else if (s.offset == RD_KAFKA_OFFSET_END)
+		at = high;
+	else if (s.offset == RD_KAFKA_OFFSET_STORED)
+		at = committed >= 0 ? committed : reset_to_latest(c) ? high : low;
+	else if (s.offset == SS_OFFSET_TIME)
+		at = for_time >= 0 ? for_time : high; /* no record at or after the time */
+	else if (s.offset <= RD_KAFKA_OFFSET_TAIL_BASE)
+		at = high - (RD_KAFKA_OFFSET_TAIL_BASE - s.offset);
+	else
+		at = s.offset;
+	return at < low ? low : at; /* the data before is gone (retention) */
+}
+
+/* Resolve every start in l to an absolute offset and set the partitions' state; the -e
+ * snapshot is the high watermark now unless snapshot_ends took it earlier. */
+static void
+resolve_starts(struct consumer *c, rd_kafka_topic_partition_list_t *l)
+{
+	rd_kafka_topic_partition_list_t *lo, *hi, *times = NULL, *committed = NULL;
+
+	if (l->cnt == 0)
+		return;
+	lo = list_offsets(c, l, RD_KAFKA_OFFSET_BEGINNING);
+	hi = list_offsets(c, l, RD_KAFKA_OFFSET_END);
+	for (int i = 0; i < l->cnt; i++) {
+		struct ss_start s = wanted_start(c, l->elems[i].topic, l->elems[i].partition);
+		if (s.offset == SS_OFFSET_TIME && times == NULL) {
+			/* one request for all: partitions without a time ask for their end */
+			times = rd_kafka_topic_partition_list_copy(l);
+			for (int j = 0; j < times->cnt; j++) {
+				struct ss_start sj = wanted_start(c, times->elems[j].topic, times->elems[j].partition);
+				times->elems[j].offset = sj.offset == SS_OFFSET_TIME ? sj.time_ms : RD_KAFKA_OFFSET_END;
+			}
+			rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(c->rk, times, (int)c->o->k.timeout_ms);
+			if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+				die_kafka(err, "cannot find offsets for times");
+		}
+		if (s.offset == RD_KAFKA_OFFSET_STORED && committed == NULL) {
+			committed = rd_kafka_topic_partition_list_copy(l);
+			rd_kafka_resp_err_t err = rd_kafka_committed(c->rk, committed, (int)c->o->k.timeout_ms);
+			if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+				die_kafka(err, "cannot fetch committed offsets");
+		}
+	}
+	for (int i = 0; i < l->cnt; i++) {
+		rd_kafka_topic_partition_t *e = &l->elems[i];
+		struct ss_start s = wanted_start(c, e->topic, e->partition);
+		int64_t low = lo->elems[i].offset, high = hi->elems[i].offset;
+		struct part *p = lookup(c, e->topic, e->partition);
+		int64_t at = start_offset(c, s, low, high, committed != NULL ? committed->elems[i].offset : -1,
+					  times != NULL ? times->elems[i].offset : -1);
+
+		e->offset = at;
+		p->assigned = true;
+		p->next = p->committable = at;
+		p->committed = -1;
+		p->paused = false;
+		p->done = false;
+		if (c->o->exit_at_end && p->end < 0)
+			p->end = high;
+	}
+	rd_kafka_topic_partition_list_destroy(lo);
+	rd_kafka_topic_partition_list_destroy(hi);
+	if (times != NULL)
+		rd_kafka_topic_partition_list_destroy(times);
+	if (committed != NULL)
+		rd_kafka_topic_partition_list_destroy(committed);
+}
+
+/* After an assignment: pause what is done or held back. */
+static void
+settle_assignment(struct consumer *c, const rd_kafka_topic_partition_list_t *l)
+{
+	for (int i = 0; i < l->cnt; i++) {
+		struct topic *t = find_topic(c, l->elems[i].topic);
+		struct part *p = get_part(t, l->elems[i].partition);
+		if (p->end >= 0 && p->next >= p->end)
+			mark_done(c, t, p);
+		else if (c->bp_paused)
+			set_paused(c, t->name, p, true);
+	}
+	c->assigned_once = true;
+	check_finished(c);
+}
+
+/* Commits */
+
+static void
+retire_marks(struct consumer *c)
+{
+	uint64_t written = ss_outq_written(c->out);
+
+	while (c->mlen > 0 && c->marks[c->mhead].pos <= written) {
+		struct mark *m = &c->marks[c->mhead];
+		m->part->committable = m->next;
+		c->mhead = (c->mhead + 1) % c->mcap;
+		c->mlen--;
+	}
+}
+
+static void
+push_mark(struct consumer *c, struct part *p, int64_t next)
+{
+	if (c->mlen == c->mcap) {
+		size_t ncap = c->mcap ? c->mcap * 2 : 4096;
+		struct mark *n = ss_xmalloc(ncap * sizeof *n);
+		for (size_t i = 0; i < c->mlen; i++)
+			n[i] = c->marks[(c->mhead + i) % c->mcap];
+		free(c->marks);
+		c->marks = n;
+		c->mcap = ncap;
+		c->mhead = 0;
+	}
+	c->marks[(c->mhead + c->mlen++) % c->mcap] = (struct mark){ss_outq_written(c->out) +
+	    ss_outq_pending(c->out), p, next};
+}
+
+/* Commit what reached the output; only partitions still assigned (a revoke commits
+ * before it clears them). */
+static void
+commit(struct consumer *c, bool sync)
+{
+	rd_kafka_topic_partition_list_t *l;
+	rd_kafka_resp_err_t err;
+
+	if (c->o->group == NULL)
+		return;
+	retire_marks(c);
+	l = rd_kafka_topic_partition_list_new(8);
+	for (int i = 0; i < c->ntopics; i++)
+		for (int j = 0; j < c->topics[i].nparts; j++) {
+			struct part *p = &c->topics[i].parts[j];
+			if (p->assigned && p->committable > p->committed)
+				rd_kafka_topic_partition_list_add(l, c->topics[i].name, p->id)->offset = p->committable;
+		}
+	if (l->cnt > 0) {
+		err = rd_kafka_commit(c->rk, l, !sync);
+		if (err == RD_KAFKA_RESP_ERR_NO_ERROR || !sync) {
+			for (int i = 0; i < l->cnt; i++)
+				lookup(c, l->elems[i].topic, l->elems[i].partition)->committed = l->elems[i].offset;
+		} else {
+			ss_diag_warn("commit failed: %s", rd_kafka_err2str(err));
+		}
+	}
+	rd_kafka_topic_partition_list_destroy(l);
+}
+
+/* Output */
+
+static void
+closed_output(struct consumer *c)
+{
+	c->status = EXIT_PIPE;
+	c->finished = true;
+}
+
+static void
+drain(struct consumer *c)
+{
+	if (ss_outq_drain(c->out) == EPIPE)
+		closed_output(c);
+}
+
+static void
+drain_all(struct consumer *c)
+{
+	if (ss_outq_drain_all(c->out) == EPIPE)
+		closed_output(c);
+}
+
+/* Pause every partition while the output holds too much, resume once it drained. */
+static void
+flow_control(struct consumer *c)
+{
+	size_t pending = ss_outq_pending(c->out);
+	bool pause;
+
+	if (!c->bp_paused && pending > HIGH_WATER)
+		pause = true;
+	else if (c->bp_paused && pending < LOW_WATER)
+		pause = false;
+	else
+		return;
+	c->bp_paused = pause;
+	for (int i = 0; i < c->ntopics; i++)
+		for (int j = 0; j < c->topics[i].nparts; j++) {
+			struct part *p = &c->topics[i].parts[j];
+			if (p->assigned && !p->done)
+				set_paused(c, c->topics[i].name, p, pause);
+		}
+}
+
+static void
+put_envelope(struct consumer *c, struct topic *t, const rd_kafka_message_t *m)
+{
+	ss_buf *b = ss_outq_buf(c->out);
+	rd_kafka_timestamp_type_t tstype;
+	rd_kafka_headers_t *hdrs = NULL;
+	int64_t ts = rd_kafka_message_timestamp(m, &tstype);
+
+	ss_buf_add(b, t->prefix.data, t->prefix.len);
+	ss_kafka_put_int(b, m->partition);
+	ss_buf_add(b, ",\"offset\":", 10);
+	ss_kafka_put_int(b, m->offset);
+	ss_buf_add(b, ",\"timestamp\":", 13);
+	if (tstype == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE)
+		ss_buf_add(b, "null", 4);
+	else
+		ss_kafka_put_int(b, ts);
+	ss_buf_add(b, ",\"key\":", 7);
+	if (!ss_kafka_put_payload(b, m->key, m->key_len, c->o->key_fmt) && c->json_warnings++ < 5)
+		ss_diag_warn("%s [%d] offset %lld: key is not JSON", t->name, m->partition, (long long)m->offset);
+	ss_buf_add(b, ",\"value\":", 9);
+	if (!ss_kafka_put_payload(b, m->payload, m->len, c->o->value_fmt) && c->json_warnings++ < 5)
+		ss_diag_warn("%s [%d] offset %lld: value is not JSON", t->name, m->partition, (long long)m->offset);
+	ss_buf_add(b, ",\"headers\":", 11);
+	if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR)
+		ss_kafka_put_headers(b, hdrs);
+	else
+		ss_buf_add(b, "{}", 2);
+	ss_buf_add(b, "}\n", 2);
+}
+
+static struct topic *
+topic_of(struct consumer *c, const rd_kafka_topic_t *rkt)
+{
+	if (rkt != c->last_rkt) {
+		c->last_topic = find_topic(c, rd_kafka_topic_name(rkt));
+		c->last_rkt = rkt;
+	}
+	return c->last_topic;
+}
+
+static void
+handle_error(struct consumer *c, const rd_kafka_message_t *m)
+{
+	struct topic *t = m->rkt != NULL ? topic_of(c, m->rkt) : NULL;
+	struct part *p = t != NULL ? get_part(t, m->partition) : NULL;
+
+	if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+		if (p != NULL && p->assigned && p->end >= 0 && m->offset >= p->end)
+			mark_done(c, t, p);
+		return;
+	}
+	if (t != NULL)
+		ss_diag_warn("%s [%d]: %s", t->name, m->partition, rd_kafka_message_errstr(m));
+	else
+		ss_diag_warn("%s", rd_kafka_message_errstr(m));
+	if (m->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART || m->err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC) {
+		c->status = SS_EXIT_DATA;
+		c->finished = true;
+	}
+}
+
+static void
+handle_message(struct consumer *c, const rd_kafka_message_t *m)
+{
+	struct topic *t;
+	struct part *p;
+
+	if (m->err) {
+		handle_error(c, m);
+		return;
+	}
+	t = topic_of(c, m->rkt);
+	p = t != NULL ? get_part(t, m->partition) : NULL;
+	if (p == NULL || !p->assigned || p->done || m->offset < p->next)
+		return; /* stale, finished, or fetched again after a pause */
+	if (p->end >= 0 && m->offset >= p->end) {
+		mark_done(c, t, p);
+		return;
+	}
+	if (c->o->until_set && rd_kafka_message_timestamp(m, NULL) > c->o->until_ms) {
+		mark_done(c, t, p);
+		return;
+	}
+	put_envelope(c, t, m);
+	p->next = m->offset + 1;
+	if (c->o->group != NULL)
+		push_mark(c, p, p->next);
+	c->nrecords++;
+	if (p->end >= 0 && p->next >= p->end)
+		mark_done(c, t, p);
+	if (c->o->count >= 0 && c->nrecords >= c->o->count)
+		c->finished = true;
+}
+
+/* Checkpoint seek requests (ss-checkpoint pulse writes them; we take and delete them).
+ * Written against the shared schema of ss_seek_request. */
+struct seek {
+	char *topic;
+	int32_t partition;
+	int64_t offset;
+};
+
+static size_t
+take_seeks(const char *db_path, const char *checkpoint, struct seek **out)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st = NULL;
+	size_t n = 0;
+
+	*out = NULL;
+	if (access(db_path, F_OK) != 0)
+		return 0;
+	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+		sqlite3_close(db);
+		return 0;
+	}
+	sqlite3_busy_timeout(db, 5000);
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		goto out;
+	if (sqlite3_prepare_v2(db, "SELECT topic, partition, offset FROM ss_seek_request WHERE checkpoint = ?",
+			       -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		goto out; /* no table yet */
+	}
+	sqlite3_bind_text(st, 1, checkpoint, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		*out = ss_xrealloc(*out, (n + 1) * sizeof **out);
+		(*out)[n++] = (struct seek){ss_xstrdup((const char *)sqlite3_column_text(st, 0)),
+					    sqlite3_column_int(st, 1), sqlite3_column_int64(st, 2)};
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (sqlite3_prepare_v2(db, "DELETE FROM ss_seek_request WHERE checkpoint = ?", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, checkpoint, -1, SQLITE_STATIC);
+		sqlite3_step(st);
+	}
+	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+out:
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return n;
+}
+
+static void
+seek_to(struct consumer *c, const char *topic, int32_t partition, int64_t offset)
+{
+	struct topic *t = find_topic(c, topic);
+	struct part *p = t != NULL ? get_part(t, partition) : NULL;
+	rd_kafka_topic_partition_list_t *l;
+	rd_kafka_error_t *error;
+
+	if (p == NULL || !p->assigned) {
+		ss_diag_warn("checkpoint: seek %s [%d] to %lld: partition not assigned here", topic,
+			     partition, (long long)offset);
+		return;
+	}
+	p->done = p->end >= 0 && offset >= p->end;
+	set_paused(c, t->name, p, p->done || c->bp_paused);
+	l = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_topic_partition_list_add(l, topic, partition)->offset = offset;
+	error = rd_kafka_seek_partitions(c->rk, l, (int)c->o->k.timeout_ms);
+	if (error != NULL) {
+		ss_diag_warn("checkpoint: seek %s [%d]: %s", topic, partition, rd_kafka_error_string(error));
+		rd_kafka_error_destroy(error);
+	} else {
+		p->next = offset;
+	}
+	rd_kafka_topic_partition_list_destroy(l);
+	check_finished(c);
+}
+
+static void
+apply_seeks(struct consumer *c)
+{
+	struct seek *s;
+	size_t n = take_seeks(c->o->checkpoint_db, c->o->checkpoint_name, &s);
+
+	for (size_t i = 0; i < n; i++) {
+		seek_to(c, s[i].topic, s[i].partition, s[i].offset);
+		free(s[i].topic);
+	}
+	free(s);
+}
+
+static void
+progress(struct consumer *c, int64_t now, bool last)
+{
+	int64_t lag = 0, lo, hi;
+	double rate = (double)(c->nrecords - c->nprogress_last) * 1000.0 / PROGRESS_EVERY_MS;
+
+	for (int i = 0; i < c->ntopics; i++)
+		for (int j = 0; j < c->topics[i].nparts; j++) {
+			struct part *p = &c->topics[i].parts[j];
+			if (p->assigned && rd_kafka_get_watermark_offsets(c->rk, c->topics[i].name, p->id,
+			    &lo, &hi) == RD_KAFKA_RESP_ERR_NO_ERROR && hi > p->next)
+				lag += hi - p->next;
+		}
+	fprintf(stderr, "\r%s: %lld records, %.0f/s, lag %lld\033[K%s", ss_diag_tool(),
+		(long long)c->nrecords, rate, (long long)lag, last ? "\n" : "");
+	c->nprogress_last = c->nrecords;
+	c->next_progress = now + PROGRESS_EVERY_MS;
+}
+
+static int64_t
+now_ms(void)
+{
+	return ss_time_mono() / 1000000;
+}
+
+/* Every broker reported down for longer than --timeout: one last metadata request
+ * decides between carrying on and giving up (75), rather than waiting forever. */
+static void
+check_brokers(struct consumer *c, int64_t now)
+{
+	int64_t since = ss_kafka_all_down_since();
+	const rd_kafka_metadata_t *md;
+	rd_kafka_resp_err_t err;
+
+	if (since == 0 || now - since / 1000000 < c->o->k.timeout_ms)
+		return;
+	err = rd_kafka_metadata(c->rk, 0, NULL, &md, 2000);
+	if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		rd_kafka_metadata_destroy(md);
+		ss_kafka_clear_all_down();
+		return;
+	}
+	drain_all(c);
+	ss_diag_die(SS_EXIT_TEMPFAIL, "lost the brokers %s for %.3gs: %s", ss_kopts_brokers(&c->o->k),
+		    c->o->k.timeout_ms / 1000.0, ss_kafka_last_error());
+}
+
+/* What runs whenever the input pauses and at least every FLUSH_AT bytes of output. */
+static void
+housekeeping(struct consumer *c)
+{
+	int64_t now = now_ms();
+
+	drain(c);
+	flow_control(c);
+	if (now >= c->next_commit) {
+		commit(c, false);
+		c->next_commit = now + COMMIT_EVERY_MS;
+	}
+	if (c->o->checkpoint_db != NULL && now >= c->next_seeks) {
+		apply_seeks(c);
+		c->next_seeks = now + SEEKS_EVERY_MS;
+	}
+	if (c->o->progress && now >= c->next_progress)
+		progress(c, now, false);
+	check_brokers(c, now);
+}
+
+/* Group rebalances: resolve starts on assignment; on revocation write out everything and
+ * commit it before the partitions go to another member. */
+static void
+rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t *l, void *opaque)
+{
+	struct consumer *c = opaque;
+	bool cooperative = strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
+	rd_kafka_error_t *error = NULL;
+
+	if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+		for (int i = 0; i < l->cnt; i++)
+			if (find_topic(c, l->elems[i].topic) == NULL)
+				ss_diag_die(SS_EXIT_DATA, "assigned a topic not asked for: %s", l->elems[i].topic);
+		resolve_starts(c, l);
+		if (cooperative)
+			error = rd_kafka_incremental_assign(rk, l);
+		else
+			rd_kafka_assign(rk, l);
+		settle_assignment(c, l);
+	} else {
+		drain_all(c);
+		if (!rd_kafka_assignment_lost(rk))
+			commit(c, true);
+		for (int i = 0; i < l->cnt; i++) {
+			struct part *p = lookup(c, l->elems[i].topic, l->elems[i].partition);
+			if (p != NULL)
+				p->assigned = p->paused = false;
+		}
+		if (cooperative)
+			error = rd_kafka_incremental_unassign(rk, l);
+		else
+			rd_kafka_assign(rk, NULL);
+		if (!cooperative)
+			c->assigned_once = false;
+	}
+	if (error != NULL) {
+		ss_diag_warn("rebalance: %s", rd_kafka_error_string(error));
+		rd_kafka_error_destroy(error);
+	}
+}
+
+/* Setup */
+
+static const char *const consumer_defaults[] = {
+	"enable.auto.commit", "false",
+	"enable.auto.offset.store", "false",
+	"enable.partition.eof", "true",
+	"auto.offset.reset", "earliest",
+	"fetch.wait.max.ms", "100",
+	"queued.max.messages.kbytes", "65536",
+	NULL,
+};
+
+static void
+add_topic(struct consumer *c, const char *name)
+{
+	struct topic *t;
+
+	c->topics = ss_xrealloc(c->topics, (size_t)(c->ntopics + 1) * sizeof *c->topics);
+	t = &c->topics[c->ntopics++];
+	memset(t, 0, sizeof *t);
+	t->name = ss_xstrdup(name);
+	ss_buf_adds(&t->prefix, "{\"topic\":");
+	ss_buf_json_string(&t->prefix, name, strlen(name));
+	ss_buf_adds(&t->prefix, ",\"partition\":");
+}
+
+/* Metadata for each topic: its partitions (a missing topic is an error unless a group
+ * waits for it). */
+static void
+discover(struct consumer *c)
+{
+	for (int i = 0; i < c->ntopics; i++) {
+		struct topic *t = &c->topics[i];
+		const rd_kafka_metadata_t *md = ss_kafka_metadata(c->rk, &c->o->k, t->name);
+		const rd_kafka_metadata_topic_t *mt = md->topic_cnt > 0 ? &md->topics[0] : NULL;
+		if (mt == NULL || mt->err != RD_KAFKA_RESP_ERR_NO_ERROR || mt->partition_cnt == 0) {
+			if (c->o->group == NULL || c->o->exit_at_end)
+				ss_diag_die(mt != NULL ? ss_kafka_exit_code(mt->err) : SS_EXIT_DATA,
+					    "topic %s: %s", t->name, mt != NULL && mt->err ?
+					    rd_kafka_err2str(mt->err) : "no partitions");
+		} else {
+			get_part(t, mt->partition_cnt - 1);
+		}
+		rd_kafka_metadata_destroy(md);
+	}
+}
+
+static bool
+wanted_partition(const struct ss_consume_opts *o, int32_t id)
+{
+	if (o->npartitions == 0 && o->npstarts == 0)
+		return true;
+	for (int i = 0; i < o->npartitions; i++)
+		if (o->partitions[i] == id)
+			return true;
+	for (int i = 0; o->npartitions == 0 && i < o->npstarts; i++)
+		if (o->pstarts[i].partition == id)
+			return true;
+	return false;
+}
+
+static void
+assign_static(struct consumer *c)
+{
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(16);
+	rd_kafka_resp_err_t err;
+
+	for (int i = 0; i < c->ntopics; i++) {
+		struct topic *t = &c->topics[i];
+		for (int j = 0; j < c->o->npartitions; j++)
+			if (c->o->partitions[j] >= t->nparts)
+				ss_diag_die(SS_EXIT_DATA, "topic %s has no partition %d", t->name,
+					    c->o->partitions[j]);
+		for (int j = 0; j < t->nparts; j++)
+			if (wanted_partition(c->o, j))
+				rd_kafka_topic_partition_list_add(l, t->name, j);
+	}
+	resolve_starts(c, l);
+	if ((err = rd_kafka_assign(c->rk, l)) != RD_KAFKA_RESP_ERR_NO_ERROR)
+		die_kafka(err, "cannot assign partitions");
+	settle_assignment(c, l);
+	rd_kafka_topic_partition_list_destroy(l);
+}
+
+/* -e with a group: the end offsets of every partition as this run starts. */
+static void
+snapshot_ends(struct consumer *c)
+{
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(16), *hi;
+
+	for (int i = 0; i < c->ntopics; i++)
+		for (int j = 0; j < c->topics[i].nparts; j++)
+			rd_kafka_topic_partition_list_add(l, c->topics[i].name, j);
+	if (l->cnt > 0) {
+		hi = list_offsets(c, l, RD_KAFKA_OFFSET_END);
+		for (int i = 0; i < hi->cnt; i++)
+			lookup(c, hi->elems[i].topic, hi->elems[i].partition)->end = hi->elems[i].offset;
+		rd_kafka_topic_partition_list_destroy(hi);
+	}
+	rd_kafka_topic_partition_list_destroy(l);
+}
+
+static void
+subscribe(struct consumer *c)
+{
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(c->ntopics);
+	rd_kafka_resp_err_t err;
+
+	for (int i = 0; i < c->ntopics; i++)
+		rd_kafka_topic_partition_list_add(l, c->topics[i].name, RD_KAFKA_PARTITION_UA);
+	if ((err = rd_kafka_subscribe(c->rk, l)) != RD_KAFKA_RESP_ERR_NO_ERROR)
+		die_kafka(err, "cannot subscribe");
+	rd_kafka_topic_partition_list_destroy(l);
+}
+
+static rd_kafka_t *
+new_consumer(struct consumer *c)
+{
+	const struct ss_consume_opts *o = c->o;
+	rd_kafka_conf_t *conf = ss_kafka_conf(&o->k, consumer_defaults);
+	rd_kafka_t *rk;
+
+	/* librdkafka's consumer API needs a group id even for a static assignment; nothing
+	 * joins or commits without -G. */
+	ss_kafka_conf_set(conf, "group.id", o->group != NULL ? o->group : "ss-consume");
+	if (o->group != NULL) {
+		rd_kafka_conf_set_opaque(conf, c);
+		rd_kafka_conf_set_rebalance_cb(conf, rebalance_cb);
+	}
+	rk = ss_kafka_new(RD_KAFKA_CONSUMER, conf);
+	rd_kafka_poll_set_consumer(rk);
+	return rk;
+}
+
+/* The main loop: take records in batches without waiting while they flow; when none is
+ * ready, write the output out and do the periodic work, then wait (briefly when output is
+ * pending). Batches from the consumer queue serve rebalances and count as polls for
+ * max.poll.interval.ms, like rd_kafka_consumer_poll, at a fraction of its cost per record. */
+static void
+loop(struct consumer *c)
+{
+	rd_kafka_queue_t *q = rd_kafka_queue_get_consumer(c->rk);
+	rd_kafka_message_t *batch[BATCH];
+	struct pollfd pfd = {.fd = c->o->out_fd, .events = POLLOUT};
+	ssize_t n;
+
+	while (!c->finished && !got_signal) {
+		n = rd_kafka_consume_batch_queue(q, 0, batch, BATCH);
+		if (n <= 0) {
+			housekeeping(c);
+			if (c->finished)
+				break;
+			if (ss_outq_pending(c->out) > 0 && ss_outq_nonblocking(c->out)) {
+				(void)poll(&pfd, 1, 10);
+				n = rd_kafka_consume_batch_queue(q, 0, batch, BATCH);
+			} else {
+				/* one record: a batch call waits until the batch is full or the
+				 * time is up, which would hold back a trickle */
+				n = rd_kafka_consume_batch_queue(q, 100, batch, 1);
+			}
+		}
+		for (ssize_t i = 0; i < n; i++) {
+			if (!c->finished)
+				handle_message(c, batch[i]);
+			rd_kafka_message_destroy(batch[i]);
+		}
+		if (ss_outq_pending(c->out) >= FLUSH_AT)
+			housekeeping(c);
+	}
+	rd_kafka_queue_destroy(q);
+}
+
+static void
+free_consumer(struct consumer *c)
+{
+	for (int i = 0; i < c->ntopics; i++) {
+		free(c->topics[i].name);
+		free(c->topics[i].parts);
+		ss_buf_free(&c->topics[i].prefix);
+	}
+	free(c->topics);
+	for (size_t i = 0; i < c->nstored; i++)
+		free(c->stored[i].topic);
+	free(c->stored);
+	free(c->marks);
+}
+
+int
+ss_consume_run(const struct ss_consume_opts *o)
+{
+	struct consumer c = {.o = o};
+	struct sigaction sa = {.sa_handler = on_signal};
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	for (int i = 0; i < o->ntopics; i++)
+		if (find_topic(&c, o->topics[i]) == NULL)
+			add_topic(&c, o->topics[i]);
+	if (o->offsets_from != NULL)
+		load_stored(&c, o->offsets_from);
+	c.out = ss_outq_new(o->out_fd, "stdout");
+	c.rk = new_consumer(&c);
+	discover(&c);
+	if (o->group == NULL) {
+		assign_static(&c);
+	} else {
+		if (o->exit_at_end)
+			snapshot_ends(&c);
+		subscribe(&c);
+	}
+	if (o->count == 0)
+		c.finished = true;
+	loop(&c);
+	if (c.status != EXIT_PIPE)
+		drain_all(&c);
+	commit(&c, true);
+	if (o->progress)
+		progress(&c, now_ms(), true);
+	rd_kafka_consumer_close(c.rk);
+	rd_kafka_destroy(c.rk);
+	ss_outq_free(c.out);
+	free_consumer(&c);
+	if (c.status == 0 && got_signal)
+		c.status = 128 + got_signal;
+	return c.status;
+}

@@ -1,0 +1,754 @@
+/* kafka: options, configuration, errors, payload forms and the mock cluster shared by the
+ * Kafka tools (see kafka.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "diag.h"
+#include "jscan.h"
+#include "kafka.h"
+#include "sstime.h"
+
+#define DEFAULT_TIMEOUT_MS 30000
+
+void
+ss_kopts_init(struct ss_kopts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->timeout_ms = DEFAULT_TIMEOUT_MS;
+}
+
+void
+ss_kopts_free(struct ss_kopts *o)
+{
+	for (size_t i = 0; i < o->nprops; i++)
+		free(o->props[i]);
+	free(o->props);
+	o->props = NULL;
+	o->nprops = 0;
+}
+
+static void
+add_prop(struct ss_kopts *o, const char *arg)
+{
+	o->props = ss_xrealloc(o->props, (o->nprops + 1) * sizeof *o->props);
+	o->props[o->nprops++] = ss_xstrdup(arg);
+}
+
+void
+ss_kopts_add_prop(struct ss_kopts *o, const char *arg, const char *usage)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (eq == NULL || eq == arg)
+		ss_diag_usage_error(usage, "-X %s: expected property=value", arg);
+	add_prop(o, arg);
+}
+
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+void
+ss_kopts_add_file(struct ss_kopts *o, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL, *s, *eq;
+	size_t cap = 0;
+	unsigned long lineno = 0;
+
+	if (f == NULL)
+		ss_diag_die(SS_EXIT_USAGE, "-F %s: %s", path, strerror(errno));
+	while (getline(&line, &cap, f) != -1) {
+		lineno++;
+		s = trim(line);
+		if (*s == '\0' || *s == '#')
+			continue;
+		eq = strchr(s, '=');
+		if (eq == NULL || eq == s)
+			ss_diag_die(SS_EXIT_USAGE, "%s:%lu: expected property=value", path, lineno);
+		*eq = '\0';
+		/* "prop = val" is common in properties files: drop the blanks around '='. */
+		char *prop = trim(s), *val = trim(eq + 1);
+		size_t n = strlen(prop) + strlen(val) + 2;
+		char *kv = ss_xmalloc(n);
+		snprintf(kv, n, "%s=%s", prop, val);
+		add_prop(o, kv);
+		free(kv);
+	}
+	free(line);
+	fclose(f);
+}
+
+void
+ss_kopts_set_timeout(struct ss_kopts *o, const char *arg, const char *usage)
+{
+	int64_t ns;
+
+	if (!ss_duration_parse(arg, &ns) || ns <= 0)
+		ss_diag_usage_error(usage, "--timeout %s: expected a duration such as 30s", arg);
+	o->timeout_ms = ns / 1000000 > 0 ? ns / 1000000 : 1;
+}
+
+const char *
+ss_kopts_brokers(const struct ss_kopts *o)
+{
+	const char *env;
+
+	if (o->brokers != NULL)
+		return o->brokers;
+	env = getenv("SS_BROKERS");
+	return env != NULL && *env != '\0' ? env : "localhost:9092";
+}
+
+bool
+ss_kopts_has(const struct ss_kopts *o, const char *prop)
+{
+	size_t n = strlen(prop);
+
+	for (size_t i = 0; i < o->nprops; i++)
+		if (strncmp(o->props[i], prop, n) == 0 && o->props[i][n] == '=')
+			return true;
+	return false;
+}
+
+/* The last error of any handle, for the message when brokers cannot be reached. Log and
+ * error callbacks run on librdkafka's threads. */
+static pthread_mutex_t last_error_lock = PTHREAD_MUTEX_INITIALIZER;
+static char last_error[512];
+
+static void
+set_last_error(const char *msg)
+{
+	pthread_mutex_lock(&last_error_lock);
+	snprintf(last_error, sizeof last_error, "%s", msg);
+	pthread_mutex_unlock(&last_error_lock);
+}
+
+const char *
+ss_kafka_last_error(void)
+{
+	static char copy[sizeof last_error];
+
+	pthread_mutex_lock(&last_error_lock);
+	memcpy(copy, last_error, sizeof copy);
+	pthread_mutex_unlock(&last_error_lock);
+	return copy;
+}
+
+/* Connection failures repeat every retry; the tools report an unreachable broker once,
+ * with the last of them, so they are kept rather than printed. */
+static void
+log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+	(void)rk;
+	if (strcmp(fac, "FAIL") == 0) {
+		set_last_error(buf);
+		return;
+	}
+	/* Warnings are mostly retries that succeed (a coordinator still loading); keep the
+	 * ones about the user's configuration and the poll interval. */
+	if (level <= LOG_ERR || strcmp(fac, "CONFWARN") == 0 || strcmp(fac, "MAXPOLL") == 0)
+		fprintf(stderr, "%s: librdkafka: %s: %s\n", ss_diag_tool(), fac, buf);
+}
+
+static int64_t all_down_since; /* error_cb runs in the thread that polls */
+
+int64_t
+ss_kafka_all_down_since(void)
+{
+	return all_down_since;
+}
+
+void
+ss_kafka_clear_all_down(void)
+{
+	all_down_since = 0;
+}
+
+static void
+error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+	(void)opaque;
+	set_last_error(reason);
+	if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN && all_down_since == 0)
+		all_down_since = ss_time_mono();
+	if (err == RD_KAFKA_RESP_ERR__FATAL) {
+		char why[512];
+		rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, why, sizeof why);
+		ss_diag_die(ss_kafka_exit_code(orig), "fatal Kafka error: %s", why);
+	}
+}
+
+void
+ss_kafka_conf_set(rd_kafka_conf_t *conf, const char *prop, const char *val)
+{
+	char err[512];
+
+	if (rd_kafka_conf_set(conf, prop, val, err, sizeof err) != RD_KAFKA_CONF_OK)
+		ss_diag_die(SS_EXIT_USAGE, "%s=%s: %s", prop, val, err);
+}
+
+rd_kafka_conf_t *
+ss_kafka_conf(const struct ss_kopts *o, const char *const *defaults)
+{
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+
+	ss_kafka_conf_set(conf, "bootstrap.servers", ss_kopts_brokers(o));
+	ss_kafka_conf_set(conf, "log.connection.close", "false");
+	for (; defaults != NULL && defaults[0] != NULL; defaults += 2)
+		ss_kafka_conf_set(conf, defaults[0], defaults[1]);
+	for (size_t i = 0; i < o->nprops; i++) {
+		char *kv = ss_xstrdup(o->props[i]), *eq = strchr(kv, '=');
+		*eq = '\0';
+		ss_kafka_conf_set(conf, kv, eq + 1);
+		free(kv);
+	}
+	rd_kafka_conf_set_log_cb(conf, log_cb);
+	rd_kafka_conf_set_error_cb(conf, error_cb);
+	return conf;
+}
+
+rd_kafka_t *
+ss_kafka_new(rd_kafka_type_t type, rd_kafka_conf_t *conf)
+{
+	char err[512];
+	rd_kafka_t *rk = rd_kafka_new(type, conf, err, sizeof err);
+
+	if (rk == NULL)
+		ss_diag_die(SS_EXIT_USAGE, "%s", err);
+	return rk;
+}
+
+int
+ss_kafka_exit_code(rd_kafka_resp_err_t err)
+{
+	switch (err) {
+	case RD_KAFKA_RESP_ERR__TRANSPORT:
+	case RD_KAFKA_RESP_ERR__RESOLVE:
+	case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
+	case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+	case RD_KAFKA_RESP_ERR__TIMED_OUT:
+	case RD_KAFKA_RESP_ERR__TIMED_OUT_QUEUE:
+	case RD_KAFKA_RESP_ERR__WAIT_COORD:
+	case RD_KAFKA_RESP_ERR__ISR_INSUFF:
+	case RD_KAFKA_RESP_ERR__QUEUE_FULL:
+	case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
+	case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
+	case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+	case RD_KAFKA_RESP_ERR_BROKER_NOT_AVAILABLE:
+	case RD_KAFKA_RESP_ERR_NETWORK_EXCEPTION:
+	case RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
+	case RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE:
+	case RD_KAFKA_RESP_ERR_NOT_COORDINATOR:
+	case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS:
+	case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+	case RD_KAFKA_RESP_ERR_KAFKA_STORAGE_ERROR:
+		return SS_EXIT_TEMPFAIL;
+	default:
+		return SS_EXIT_DATA;
+	}
+}
+
+const rd_kafka_metadata_t *
+ss_kafka_metadata(rd_kafka_t *rk, const struct ss_kopts *o, const char *topic)
+{
+	const rd_kafka_metadata_t *md = NULL;
+	rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
+	rd_kafka_resp_err_t err;
+
+	err = rd_kafka_metadata(rk, 0, rkt, &md, (int)o->timeout_ms);
+	rd_kafka_topic_destroy(rkt);
+	if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+		const char *last = ss_kafka_last_error();
+		ss_diag_die(ss_kafka_exit_code(err) == SS_EXIT_TEMPFAIL ? SS_EXIT_TEMPFAIL :
+			    SS_EXIT_DATA, "cannot reach brokers %s within %.3gs: %s%s%s",
+			    ss_kopts_brokers(o), o->timeout_ms / 1000.0, rd_kafka_err2str(err),
+			    *last ? ": " : "", last);
+	}
+	return md;
+}
+
+bool
+ss_kfmt_parse(const char *s, enum ss_kfmt *fmt)
+{
+	static const char *const names[] = {"auto", "json", "string", "base64"};
+
+	for (int i = 0; i < 4; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*fmt = (enum ss_kfmt)i;
+			return true;
+		}
+	return false;
+}
+
+void
+ss_kafka_put_int(ss_buf *b, int64_t v)
+{
+	char tmp[24], *e = tmp + sizeof tmp, *p = e;
+	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		*--p = '-';
+	ss_buf_add(b, p, (size_t)(e - p));
+}
+
+static const char *
+skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/* In valid JSON [p,end): is it exactly {"base64": STRING}? Sets the string's span. */
+static bool
+is_base64_form(const char *p, const char *end, const char **s, const char **send)
+{
+	static const char key[] = "\"base64\"";
+
+	p = skip_ws(p, end);
+	if (p == end || *p != '{')
+		return false;
+	p = skip_ws(p + 1, end);
+	if ((size_t)(end - p) < sizeof key - 1 || memcmp(p, key, sizeof key - 1) != 0)
+		return false;
+	p = skip_ws(p + sizeof key - 1, end);
+	if (p == end || *p != ':')
+		return false;
+	p = skip_ws(p + 1, end);
+	if (p == end || *p != '"')
+		return false;
+	*s = p;
+	*send = ss_jscan_value(p, end, NULL);
+	if (*send == NULL)
+		return false;
+	p = skip_ws(*send, end);
+	return p < end && *p == '}' && skip_ws(p + 1, end) == end;
+}
+
+/* Valid JSON on one output line: a raw CR or LF in valid JSON can only be whitespace
+ * between tokens (strings escape them), so it becomes a space. */
+static void
+put_json_line(ss_buf *b, const char *s, size_t len)
+{
+	size_t at = b->len;
+
+	ss_buf_add(b, s, len);
+	if (memchr(s, '\n', len) == NULL && memchr(s, '\r', len) == NULL)
+		return;
+	for (size_t i = at; i < b->len; i++)
+		if (b->data[i] == '\n' || b->data[i] == '\r')
+			b->data[i] = ' ';
+}
+
+static void
+put_base64_form(ss_buf *b, const void *p, size_t len)
+{
+	ss_buf_adds(b, "{\"base64\":\"");
+	ss_buf_base64(b, p, len);
+	ss_buf_adds(b, "\"}");
+}
+
+bool
+ss_kafka_put_payload(ss_buf *b, const void *p, size_t len, enum ss_kfmt fmt)
+{
+	const char *s = p, *end = s + len, *b64, *b64end;
+
+	if (p == NULL) {
+		ss_buf_adds(b, "null");
+		return true;
+	}
+	switch (fmt) {
+	case SS_KFMT_AUTO:
+	case SS_KFMT_JSON:
+		if (ss_jscan_document(s, end, NULL)) {
+			if (is_base64_form(s, end, &b64, &b64end))
+				put_base64_form(b, s, len);
+			else
+				put_json_line(b, s, len);
+			return true;
+		}
+		/* FALLTHROUGH */
+	case SS_KFMT_STRING:
+		if (ss_jscan_utf8(s, end))
+			ss_buf_json_string(b, s, len);
+		else
+			put_base64_form(b, s, len);
+		return fmt != SS_KFMT_JSON;
+	case SS_KFMT_BASE64:
+		put_base64_form(b, s, len);
+		return true;
+	}
+	return true;
+}
+
+/* Headers: names in order of first appearance; a repeated name gets an array. */
+void
+ss_kafka_put_headers(ss_buf *b, rd_kafka_headers_t *hdrs)
+{
+	size_t n = hdrs != NULL ? rd_kafka_header_cnt(hdrs) : 0;
+	const char *name, *other;
+	const void *val;
+	size_t size;
+	bool first = true;
+
+	ss_buf_addc(b, '{');
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false, repeated = false;
+		rd_kafka_header_get_all(hdrs, i, &name, &val, &size);
+		for (size_t j = 0; j < n && !seen; j++) {
+			if (j == i)
+				continue;
+			rd_kafka_header_get_all(hdrs, j, &other, &val, &size);
+			if (strcmp(name, other) == 0) {
+				repeated = true;
+				seen = j < i;
+			}
+		}
+		if (seen)
+			continue;
+		if (!first)
+			ss_buf_addc(b, ',');
+		first = false;
+		ss_buf_json_string(b, name, strlen(name));
+		ss_buf_addc(b, ':');
+		if (repeated)
+			ss_buf_addc(b, '[');
+		for (size_t j = i, k = 0; j < n; j++) {
+			rd_kafka_header_get_all(hdrs, j, &other, &val, &size);
+			if (strcmp(name, other) != 0)
+				continue;
+			if (k++ > 0)
+				ss_buf_addc(b, ',');
+			ss_kafka_put_payload(b, val, size, SS_KFMT_STRING);
+		}
+		if (repeated)
+			ss_buf_addc(b, ']');
+	}
+	ss_buf_addc(b, '}');
+}
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = (char)(c | 0x20);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static unsigned
+hex4(const char *p)
+{
+	unsigned v = 0;
+
+	for (int i = 0; i < 4; i++)
+		v = v << 4 | (unsigned)hexval(p[i]);
+	return v;
+}
+
+static void
+put_utf8(ss_buf *b, unsigned cp)
+{
+	char u[4];
+	size_t n;
+
+	if (cp < 0x80) {
+		u[0] = (char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		u[0] = (char)(0xc0 | cp >> 6);
+		u[1] = (char)(0x80 | (cp & 0x3f));
+		n = 2;
+	} else if (cp < 0x10000) {
+		u[0] = (char)(0xe0 | cp >> 12);
+		u[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+		u[2] = (char)(0x80 | (cp & 0x3f));
+		n = 3;
+	} else {
+		u[0] = (char)(0xf0 | cp >> 18);
+		u[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+		u[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+		u[3] = (char)(0x80 | (cp & 0x3f));
+		n = 4;
+	}
+	ss_buf_add(b, u, n);
+}
+
+/* The characters of a valid JSON string literal [p,end) (quotes included) into b. */
+static void
+unescape(ss_buf *b, const char *p, const char *end)
+{
+	const char *run;
+
+	p++, end--;
+	while (p < end) {
+		for (run = p; p < end && *p != '\\'; p++)
+			;
+		ss_buf_add(b, run, (size_t)(p - run));
+		if (p == end)
+			break;
+		p++;
+		switch (*p++) {
+		case 'b': ss_buf_addc(b, '\b'); break;
+		case 'f': ss_buf_addc(b, '\f'); break;
+		case 'n': ss_buf_addc(b, '\n'); break;
+		case 'r': ss_buf_addc(b, '\r'); break;
+		case 't': ss_buf_addc(b, '\t'); break;
+		case 'u': {
+			unsigned cp = hex4(p);
+			p += 4;
+			/* jscan accepted it, so a high surrogate is followed by \uDC00-\uDFFF */
+			if (cp >= 0xd800 && cp < 0xdc00 && end - p >= 6 && p[0] == '\\' && p[1] == 'u') {
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (hex4(p + 2) - 0xdc00);
+				p += 6;
+			}
+			put_utf8(b, cp);
+			break;
+		}
+		default: ss_buf_addc(b, p[-1]); break;
+		}
+	}
+}
+
+/* The bytes of a string literal: the span itself when it has no escapes. */
+static void
+string_bytes(const char *s, const char *send, ss_buf *scratch, const char **out, size_t *outlen)
+{
+	if (memchr(s, '\\', (size_t)(send - s)) == NULL) {
+		*out = s + 1;
+		*outlen = (size_t)(send - s) - 2;
+		return;
+	}
+	ss_buf_reset(scratch);
+	unescape(scratch, s, send);
+	*out = scratch->data != NULL ? scratch->data : "";
+	*outlen = scratch->len;
+}
+
+bool
+ss_kafka_payload_bytes(const char *p, size_t len, ss_buf *scratch, const char **out,
+		       size_t *outlen, bool *isnull, const char **why)
+{
+	const char *end = p + len, *s, *send;
+
+	p = skip_ws(p, end);
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n' || end[-1] == '\r'))
+		end--;
+	*isnull = false;
+	if (end - p == 4 && memcmp(p, "null", 4) == 0) {
+		*isnull = true;
+		*out = NULL;
+		*outlen = 0;
+		return true;
+	}
+	if (p < end && *p == '"') {
+		string_bytes(p, end, scratch, out, outlen);
+		return true;
+	}
+	if (is_base64_form(p, end, &s, &send)) {
+		ss_buf tmp = {0};
+		const char *b64;
+		size_t b64len;
+		string_bytes(s, send, &tmp, &b64, &b64len);
+		ss_buf_reset(scratch);
+		bool ok = ss_buf_unbase64(scratch, b64, b64len);
+		ss_buf_free(&tmp);
+		if (!ok) {
+			*why = "invalid base64 in {\"base64\":...}";
+			return false;
+		}
+		*out = scratch->data != NULL ? scratch->data : "";
+		*outlen = scratch->len;
+		return true;
+	}
+	*out = p;
+	*outlen = (size_t)(end - p);
+	return true;
+}
+
+/* One header value (raw JSON) added under name; arrays add one header per element. */
+static bool
+add_header(rd_kafka_headers_t *h, const char *name, size_t nlen, const char *p, const char *end,
+	   const char **why)
+{
+	ss_buf scratch = {0};
+	const char *val;
+	size_t vlen;
+	bool isnull, ok = true;
+
+	p = skip_ws(p, end);
+	if (*p == '[') {
+		p = skip_ws(p + 1, end);
+		while (ok && *p != ']') {
+			const char *e = ss_jscan_value(p, end, NULL);
+			ok = add_header(h, name, nlen, p, e, why);
+			p = skip_ws(e, end);
+			if (*p == ',')
+				p = skip_ws(p + 1, end);
+		}
+		return ok;
+	}
+	if ((ok = ss_kafka_payload_bytes(p, (size_t)(end - p), &scratch, &val, &vlen, &isnull, why)))
+		rd_kafka_header_add(h, name, (ssize_t)nlen, isnull ? NULL : val, isnull ? 0 : (ssize_t)vlen);
+	ss_buf_free(&scratch);
+	return ok;
+}
+
+bool
+ss_kafka_headers_from_json(const char *p, size_t len, rd_kafka_headers_t **out, const char **why)
+{
+	const char *end = p + len, *k, *kend, *v, *vend, *name;
+	ss_buf kscratch = {0};
+	size_t nlen;
+	bool ok = true;
+
+	*out = NULL;
+	p = skip_ws(p, end);
+	if (end - p >= 4 && memcmp(p, "null", 4) == 0)
+		return true;
+	if (p == end || *p != '{') {
+		*why = "headers must be an object";
+		return false;
+	}
+	*out = rd_kafka_headers_new(8);
+	p = skip_ws(p + 1, end);
+	while (ok && p < end && *p == '"') {
+		k = p;
+		kend = ss_jscan_value(k, end, NULL);
+		p = skip_ws(kend, end);
+		v = skip_ws(p + 1, end); /* after ':' */
+		vend = ss_jscan_value(v, end, NULL);
+		string_bytes(k, kend, &kscratch, &name, &nlen);
+		/* rd_kafka_header_add copies the name up to nlen; a copy keeps it NUL-free safe */
+		char *nm = ss_xmalloc(nlen + 1);
+		memcpy(nm, name, nlen);
+		nm[nlen] = '\0';
+		ok = add_header(*out, nm, nlen, v, vend, why);
+		free(nm);
+		p = skip_ws(vend, end);
+		if (p < end && *p == ',')
+			p = skip_ws(p + 1, end);
+	}
+	ss_buf_free(&kscratch);
+	if (!ok) {
+		rd_kafka_headers_destroy(*out);
+		*out = NULL;
+	}
+	return ok;
+}
+
+bool
+ss_kafka_offset_parse(const char *s, int64_t *offset, int64_t *time_ms)
+{
+	char *end;
+	long long v;
+	int64_t ns;
+
+	if (strcmp(s, "beginning") == 0)
+		*offset = RD_KAFKA_OFFSET_BEGINNING;
+	else if (strcmp(s, "end") == 0)
+		*offset = RD_KAFKA_OFFSET_END;
+	else if (strcmp(s, "stored") == 0)
+		*offset = RD_KAFKA_OFFSET_STORED;
+	else if (*s == '@') {
+		if (!ss_time_parse_arg(s + 1, &ns))
+			return false;
+		*time_ms = ns / 1000000;
+		*offset = SS_OFFSET_TIME;
+	} else {
+		errno = 0;
+		v = strtoll(s, &end, 10);
+		if (*s == '\0' || *end != '\0' || errno != 0 || (*s == '-' && v == 0))
+			return false;
+		*offset = v >= 0 ? v : RD_KAFKA_OFFSET_TAIL(-v);
+	}
+	return true;
+}
+
+struct ss_kmock {
+	rd_kafka_t *rk;
+	rd_kafka_mock_cluster_t *cluster;
+};
+
+/* The mock's carrier handle has no brokers of its own: only real errors are news. */
+static void
+mock_log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+	(void)rk;
+	if (level <= LOG_ERR)
+		fprintf(stderr, "%s: librdkafka: %s: %s\n", ss_diag_tool(), fac, buf);
+}
+
+ss_kmock *
+ss_kmock_start(int nbrokers)
+{
+	ss_kmock *m = ss_xmalloc(sizeof *m);
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+
+	rd_kafka_conf_set_log_cb(conf, mock_log_cb);
+	m->rk = ss_kafka_new(RD_KAFKA_PRODUCER, conf);
+	m->cluster = rd_kafka_mock_cluster_new(m->rk, nbrokers);
+	if (m->cluster == NULL)
+		ss_diag_die(SS_EXIT_TEMPFAIL, "cannot start the mock cluster");
+	return m;
+}
+
+bool
+ss_kmock_topic(ss_kmock *m, const char *spec, const char **why)
+{
+	char *name = ss_xstrdup(spec), *colon = strchr(name, ':'), *end;
+	long parts = 1;
+	rd_kafka_resp_err_t err;
+
+	if (colon != NULL) {
+		*colon = '\0';
+		parts = strtol(colon + 1, &end, 10);
+		if (colon[1] == '\0' || *end != '\0' || parts < 1 || parts > 10000) {
+			free(name);
+			*why = "expected NAME or NAME:PARTITIONS";
+			return false;
+		}
+	}
+	err = *name != '\0' ? rd_kafka_mock_topic_create(m->cluster, name, (int)parts, 1) :
+	    RD_KAFKA_RESP_ERR__INVALID_ARG;
+	free(name);
+	if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+		*why = rd_kafka_err2str(err);
+		return false;
+	}
+	return true;
+}
+
+const char *
+ss_kmock_bootstraps(ss_kmock *m)
+{
+	return rd_kafka_mock_cluster_bootstraps(m->cluster);
+}
+
+void
+ss_kmock_stop(ss_kmock *m)
+{
+	rd_kafka_mock_cluster_destroy(m->cluster);
+	rd_kafka_destroy(m->rk);
+	free(m);
+}

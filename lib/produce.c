@@ -1,0 +1,477 @@
+/* produce: NDJSON lines to Kafka records (see produce.h).
+ * Each line is handed to librdkafka as soon as it is read (linger.ms is small), and
+ * delivery reports are served between lines and while waiting for input. The input line
+ * number rides along as the record's opaque, so a failed delivery names its line. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "expr.h"
+#include "jscan.h"
+#include "produce.h"
+
+#define MAX_REPORTED 10
+
+/* Where one part of a record comes from: an expression, or a member of an envelope. */
+struct field {
+	ss_expr *expr;
+	struct ss_jpath *env;
+	ss_buf raw, bytes;
+};
+
+struct producer {
+	struct ss_produce_opts *o;
+	rd_kafka_t *rk;
+	rd_kafka_topic_t *rkt;
+	ss_reader *in;
+	ss_writer *dry;
+	struct field key, value, headers, partition, timestamp;
+	ss_buf line;
+	char errbuf[512];
+	uint64_t failed;
+	int fail_status;
+	int unpolled;
+};
+
+struct record {
+	const char *key, *value;
+	size_t klen, vlen;
+	rd_kafka_headers_t *headers;
+	int32_t partition;
+	int64_t ts_ms; /* 0: now */
+};
+
+static volatile sig_atomic_t got_signal;
+
+static void
+on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+void
+ss_produce_opts_init(struct ss_produce_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	ss_kopts_init(&o->k);
+	o->ts_unit = SS_TS_S;
+	o->onerror.mode = SS_ONERROR_FAIL;
+	o->in_fd = 0;
+	o->in_name = "stdin";
+}
+
+static void
+dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+	struct producer *pr = opaque;
+	int status;
+
+	(void)rk;
+	if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR)
+		return;
+	if (pr->failed++ < MAX_REPORTED)
+		ss_diag_warn("%s:%llu: not delivered: %s", pr->o->in_name,
+			     (unsigned long long)(uintptr_t)m->_private, rd_kafka_err2str(m->err));
+	status = ss_kafka_exit_code(m->err);
+	if (pr->fail_status != SS_EXIT_TEMPFAIL)
+		pr->fail_status = status;
+}
+
+/* Wait until librdkafka holds no record: each is delivered or reported failed. */
+static void
+flush_all(struct producer *pr)
+{
+	if (pr->rk == NULL)
+		return;
+	while (rd_kafka_outq_len(pr->rk) > 0)
+		rd_kafka_poll(pr->rk, 100);
+	rd_kafka_poll(pr->rk, 0);
+}
+
+static void
+field_init(struct field *f, const char *expr, const char *option, const char *env_member,
+	   bool envelope)
+{
+	memset(f, 0, sizeof *f);
+	if (expr != NULL)
+		f->expr = ss_expr_compile(expr, option);
+	else if (envelope && env_member != NULL)
+		f->env = ss_jpath_parse(env_member);
+}
+
+static void
+field_free(struct field *f)
+{
+	ss_expr_free(f->expr);
+	if (f->env != NULL)
+		ss_jpath_free(f->env);
+	ss_buf_free(&f->raw);
+	ss_buf_free(&f->bytes);
+}
+
+/* The raw JSON text of a field on the record: 1 found, 0 absent (no source or missing
+ * member), -1 on an expression error (*why set). */
+static int
+field_raw(struct producer *pr, struct field *f, ss_rec *rec, const char **p, size_t *len,
+	  const char **why)
+{
+	const char *vs, *ve;
+	bool type_error;
+	jv v, s;
+
+	if (f->env != NULL) {
+		if (!ss_jpath_find(f->env, rec->raw, rec->raw + rec->len, &vs, &ve, &type_error))
+			return 0;
+		*p = vs;
+		*len = (size_t)(ve - vs);
+		return 1;
+	}
+	if (f->expr == NULL)
+		return 0;
+	if (ss_expr_raw(f->expr, rec, p, len))
+		return 1;
+	v = ss_expr_eval(f->expr, rec);
+	if (!jv_is_valid(v)) {
+		*why = ss_expr_errmsg(v, pr->errbuf, sizeof pr->errbuf);
+		jv_free(v);
+		return -1;
+	}
+	s = jv_dump_string(v, 0);
+	ss_buf_reset(&f->raw);
+	ss_buf_adds(&f->raw, jv_string_value(s));
+	jv_free(s);
+	*p = f->raw.data;
+	*len = f->raw.len;
+	return 1;
+}
+
+/* Key or value bytes: absent or null -> NULL. */
+static bool
+field_bytes(struct producer *pr, struct field *f, ss_rec *rec, const char **out, size_t *outlen,
+	    const char **why)
+{
+	const char *p;
+	size_t len;
+	bool isnull;
+	int rc = field_raw(pr, f, rec, &p, &len, why);
+
+	*out = NULL;
+	*outlen = 0;
+	if (rc <= 0)
+		return rc == 0;
+	if (!ss_kafka_payload_bytes(p, len, &f->bytes, out, outlen, &isnull, why))
+		return false;
+	return true;
+}
+
+static bool
+field_int(struct producer *pr, struct field *f, ss_rec *rec, bool *found, int64_t *v,
+	  const char **why)
+{
+	const char *p;
+	size_t len;
+	char tmp[32], *end;
+	int rc = field_raw(pr, f, rec, &p, &len, why);
+
+	*found = rc == 1;
+	if (rc <= 0 || (len == 4 && memcmp(p, "null", 4) == 0)) {
+		*found = false;
+		return rc == 0 || rc == 1;
+	}
+	if (len >= sizeof tmp)
+		goto bad;
+	memcpy(tmp, p, len);
+	tmp[len] = '\0';
+	errno = 0;
+	*v = strtoll(tmp, &end, 10);
+	if (end != tmp && *end == '\0' && errno == 0)
+		return true;
+bad:
+	*why = "expected an integer";
+	return false;
+}
+
+static bool
+field_time(struct producer *pr, struct field *f, ss_rec *rec, int64_t *ms, const char **why)
+{
+	const char *p;
+	size_t len;
+	int64_t ns;
+	int rc = field_raw(pr, f, rec, &p, &len, why);
+
+	*ms = 0;
+	if (rc <= 0 || (len == 4 && memcmp(p, "null", 4) == 0))
+		return rc >= 0;
+	if (!ss_time_from_raw(p, len, pr->o->ts_unit, &ns, why))
+		return false;
+	*ms = ns / 1000000;
+	return true;
+}
+
+/* Build the record of one valid line; false with *why (a field's reason) otherwise. */
+static bool
+build_record(struct producer *pr, ss_rec *rec, struct record *r, const char **why)
+{
+	const char *hp;
+	size_t hlen;
+	int64_t v;
+	bool found;
+	int rc;
+
+	memset(r, 0, sizeof *r);
+	r->partition = RD_KAFKA_PARTITION_UA;
+	if (pr->value.expr != NULL || pr->value.env != NULL) {
+		if (pr->value.env != NULL && field_raw(pr, &pr->value, rec, &hp, &hlen, why) == 0) {
+			*why = "envelope has no value";
+			return false;
+		}
+		if (!field_bytes(pr, &pr->value, rec, &r->value, &r->vlen, why))
+			return false;
+	} else {
+		r->value = rec->raw;
+		r->vlen = rec->len;
+	}
+	if (!field_bytes(pr, &pr->key, rec, &r->key, &r->klen, why))
+		return false;
+	if (!field_int(pr, &pr->partition, rec, &found, &v, why))
+		return false;
+	if (found) {
+		if (v < 0 || v > INT32_MAX) {
+			*why = "partition out of range";
+			return false;
+		}
+		r->partition = (int32_t)v;
+	}
+	if (pr->timestamp.env != NULL) {
+		/* an envelope's timestamp is Kafka's: milliseconds */
+		if (!field_int(pr, &pr->timestamp, rec, &found, &v, why))
+			return false;
+		r->ts_ms = found ? v : 0;
+	} else if (!field_time(pr, &pr->timestamp, rec, &r->ts_ms, why)) {
+		return false;
+	}
+	rc = field_raw(pr, &pr->headers, rec, &hp, &hlen, why);
+	if (rc < 0)
+		return false;
+	if (rc == 1 && !ss_kafka_headers_from_json(hp, hlen, &r->headers, why))
+		return false;
+	return true;
+}
+
+static void
+print_dry(struct producer *pr, const struct record *r)
+{
+	ss_buf *b = &pr->line;
+
+	ss_buf_reset(b);
+	ss_buf_adds(b, "{\"topic\":");
+	ss_buf_json_string(b, pr->o->topic, strlen(pr->o->topic));
+	ss_buf_adds(b, ",\"partition\":");
+	if (r->partition == RD_KAFKA_PARTITION_UA)
+		ss_buf_adds(b, "null");
+	else
+		ss_kafka_put_int(b, r->partition);
+	ss_buf_adds(b, ",\"timestamp\":");
+	if (r->ts_ms == 0)
+		ss_buf_adds(b, "null");
+	else
+		ss_kafka_put_int(b, r->ts_ms);
+	ss_buf_adds(b, ",\"key\":");
+	ss_kafka_put_payload(b, r->key, r->klen, SS_KFMT_AUTO);
+	ss_buf_adds(b, ",\"value\":");
+	ss_kafka_put_payload(b, r->value, r->vlen, SS_KFMT_AUTO);
+	ss_buf_adds(b, ",\"headers\":");
+	ss_kafka_put_headers(b, r->headers);
+	ss_buf_adds(b, "}\n");
+	ss_writer_write(pr->dry, b->data, b->len);
+}
+
+/* Hand a record to librdkafka, waiting while its queue is full. */
+static void
+send_record(struct producer *pr, struct record *r, uint64_t lineno)
+{
+	void *opaque = (void *)(uintptr_t)lineno;
+	rd_kafka_resp_err_t err;
+
+	for (;;) {
+		if (r->headers == NULL && r->ts_ms == 0) {
+			err = rd_kafka_produce(pr->rkt, r->partition, RD_KAFKA_MSG_F_COPY, (void *)r->value,
+					       r->vlen, r->key, r->klen, opaque) == 0 ?
+			    RD_KAFKA_RESP_ERR_NO_ERROR : rd_kafka_last_error();
+		} else {
+			err = rd_kafka_producev(pr->rk, RD_KAFKA_V_RKT(pr->rkt),
+						RD_KAFKA_V_PARTITION(r->partition),
+						RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+						RD_KAFKA_V_VALUE((void *)r->value, r->vlen),
+						RD_KAFKA_V_KEY(r->key, r->klen),
+						RD_KAFKA_V_TIMESTAMP(r->ts_ms),
+						RD_KAFKA_V_HEADERS(r->headers),
+						RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+			if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
+				r->headers = NULL; /* librdkafka owns them now */
+		}
+		if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL)
+			break;
+		rd_kafka_poll(pr->rk, 100);
+	}
+	if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+		if (pr->failed++ < MAX_REPORTED)
+			ss_diag_warn("%s:%llu: not sent: %s", pr->o->in_name, (unsigned long long)lineno,
+				     rd_kafka_err2str(err));
+		if (pr->fail_status != SS_EXIT_TEMPFAIL)
+			pr->fail_status = ss_kafka_exit_code(err);
+	}
+	/* Delivery reports: served here in bulk, and whenever the input pauses. Sending does
+	 * not wait for this: librdkafka's threads send within linger.ms. */
+	if (++pr->unpolled >= 1000) {
+		rd_kafka_poll(pr->rk, 0);
+		pr->unpolled = 0;
+	}
+}
+
+static void
+reject(struct producer *pr, const char *line, size_t len, const char *why)
+{
+	/* under "fail", every line before this one is delivered before the run stops */
+	if (pr->o->onerror.mode == SS_ONERROR_FAIL)
+		flush_all(pr);
+	ss_errpolicy_reject(&pr->o->onerror, pr->o->in_name, ss_reader_lineno(pr->in), line, len, why);
+}
+
+static void
+handle_line(struct producer *pr, const char *line, size_t len)
+{
+	struct record r;
+	const char *why = NULL;
+	ss_rec rec;
+
+	if (len > 0 && line[len - 1] == '\r')
+		len--;
+	if (ss_ndjson_blank(line, len))
+		return;
+	if (!pr->o->raw && !ss_ndjson_valid(line, len, &why)) {
+		reject(pr, line, len, why != NULL ? why : "invalid JSON");
+		return;
+	}
+	ss_rec_init(&rec, line, len);
+	if (!build_record(pr, &rec, &r, &why)) {
+		ss_rec_done(&rec);
+		reject(pr, line, len, why != NULL ? why : "bad record");
+		return;
+	}
+	if (pr->dry != NULL)
+		print_dry(pr, &r);
+	else
+		send_record(pr, &r, ss_reader_lineno(pr->in));
+	if (r.headers != NULL)
+		rd_kafka_headers_destroy(r.headers);
+	ss_rec_done(&rec);
+}
+
+/* Read lines as they come; while none is ready, serve delivery reports. After SIGINT or
+ * SIGTERM, lines already written to us are still sent (for up to a second), so what the
+ * writer handed over before the signal is not lost. */
+static void
+read_input(struct producer *pr)
+{
+	struct pollfd pfd = {.fd = pr->o->in_fd, .events = POLLIN};
+	const char *line;
+	size_t len;
+	int64_t deadline = 0;
+	int rc;
+
+	for (;;) {
+		if (got_signal && deadline == 0)
+			deadline = ss_time_mono() + 1000000000;
+		if (deadline != 0 && ss_time_mono() > deadline)
+			break;
+		rc = ss_reader_try_next(pr->in, &line, &len);
+		if (rc == 1) {
+			handle_line(pr, line, len);
+			continue;
+		}
+		if (rc == 0 || deadline != 0)
+			break;
+		if (pr->dry != NULL)
+			ss_writer_flush(pr->dry);
+		else
+			rd_kafka_poll(pr->rk, 0);
+		(void)poll(&pfd, 1, 100);
+	}
+}
+
+static const char *const producer_defaults[] = {
+	"enable.idempotence", "true",
+	"linger.ms", "5",
+	"batch.num.messages", "10000",
+	"queue.buffering.max.messages", "1000000",
+	NULL,
+};
+
+static void
+connect_producer(struct producer *pr)
+{
+	struct ss_produce_opts *o = pr->o;
+	rd_kafka_conf_t *conf = ss_kafka_conf(&o->k, producer_defaults);
+	const rd_kafka_metadata_t *md;
+	char ms[32];
+
+	if (!ss_kopts_has(&o->k, "message.timeout.ms") && !ss_kopts_has(&o->k, "delivery.timeout.ms")) {
+		snprintf(ms, sizeof ms, "%lld", (long long)o->k.timeout_ms);
+		ss_kafka_conf_set(conf, "message.timeout.ms", ms);
+	}
+	rd_kafka_conf_set_opaque(conf, pr);
+	rd_kafka_conf_set_dr_msg_cb(conf, dr_msg_cb);
+	pr->rk = ss_kafka_new(RD_KAFKA_PRODUCER, conf);
+	pr->rkt = rd_kafka_topic_new(pr->rk, o->topic, NULL);
+	md = ss_kafka_metadata(pr->rk, &o->k, o->topic);
+	if (md->topic_cnt > 0 && md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
+		ss_diag_die(SS_EXIT_DATA, "topic %s does not exist", o->topic);
+	rd_kafka_metadata_destroy(md);
+}
+
+int
+ss_produce_run(struct ss_produce_opts *o)
+{
+	struct producer pr = {.o = o};
+	struct sigaction sa = {.sa_handler = on_signal};
+	int status;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	field_init(&pr.key, o->key, "--key", ".key", o->envelope);
+	field_init(&pr.value, o->value, "--value", ".value", o->envelope);
+	field_init(&pr.headers, o->headers, "--headers", ".headers", o->envelope);
+	field_init(&pr.partition, o->partition, "--partition", NULL, o->envelope);
+	field_init(&pr.timestamp, o->timestamp, "--timestamp", ".timestamp", o->envelope);
+	pr.in = ss_reader_new(o->in_fd, o->in_name, false);
+	if (o->dry_run)
+		pr.dry = ss_writer_new(1, "stdout");
+	else
+		connect_producer(&pr);
+	read_input(&pr);
+	if (pr.dry != NULL) {
+		ss_writer_free(pr.dry);
+	} else {
+		flush_all(&pr);
+		rd_kafka_topic_destroy(pr.rkt);
+		rd_kafka_destroy(pr.rk);
+	}
+	if (pr.failed > MAX_REPORTED)
+		ss_diag_warn("%llu records not delivered in all", (unsigned long long)pr.failed);
+	status = pr.failed > 0 ? pr.fail_status : 0;
+	if (status == 0 && got_signal)
+		status = 128 + got_signal;
+	ss_reader_free(pr.in);
+	field_free(&pr.key);
+	field_free(&pr.value);
+	field_free(&pr.headers);
+	field_free(&pr.partition);
+	field_free(&pr.timestamp);
+	ss_buf_free(&pr.line);
+	return status;
+}

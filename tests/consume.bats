@@ -1,0 +1,323 @@
+#!/usr/bin/env bats
+# ss-consume against the mock cluster (ss-mock-broker), kcat and ss-produce as producers.
+load helpers
+load kafka
+
+setup_file() {
+	mock_start --topic env:1 --topic fmt:1 --topic bin:1 --topic offs:3 --topic empty:4 \
+		--topic live:2 --topic count:2 --topic until:1 --topic grp:2 --topic sig:1 \
+		--topic pipe:1 --topic bp:4 --topic resume:2 --topic seek:1 --topic multi1:1 \
+		--topic multi2:2 --topic trickle:1
+}
+teardown_file() { mock_stop; }
+
+@test "envelope: topic, partition, offset, timestamp in ms, key, value as JSON, headers object" {
+	printf 'k1|{"a":1}\nk2|{"a":2}\n' | kcat -P -b "$B" -t env -K '|' -H src=test -H v=1
+	run ss-consume -b "$B" -e env
+	assert_success
+	[ "${#lines[@]}" -eq 2 ]
+	echo "$output" | jq -e -s '
+		.[0] == {topic:"env",partition:0,offset:0,timestamp:.[0].timestamp,key:"k1",
+		         value:{a:1},headers:{src:"test",v:"1"}}
+		and .[1].offset == 1 and .[1].value == {a:2}
+		and (.[0].timestamp | type == "number" and . > 1600000000000 and . < 4102444800000)
+		and (.[0] | keys_unsorted) == ["topic","partition","offset","timestamp","key","value","headers"]'
+}
+
+@test "auto format: JSON embedded, text as a string, empty as \"\", null as null, binary in base64 form" {
+	printf '{"x":[1,2]}\n42\nhello world\n' | kcat -P -b "$B" -t fmt
+	printf '{"value":""}\n{"value":null}\n' | ss-produce -b "$B" --envelope fmt
+	printf '\xff\xfe\x00bin' | kcat -P -b "$B" -t fmt -D '#'
+	printf '{"base64":"aGk="}' | kcat -P -b "$B" -t fmt -D '#'
+	run ss-consume -b "$B" -e fmt
+	assert_success
+	echo "$output" | jq -c .value >"$T/values"
+	run cat "$T/values"
+	assert_line --index 0 '{"x":[1,2]}'
+	assert_line --index 1 '42'
+	assert_line --index 2 '"hello world"'
+	assert_line --index 3 '""'
+	assert_line --index 4 'null'
+	assert_line --index 5 "{\"base64\":\"$(printf '\xff\xfe\x00bin' | base64)\"}"
+	# a payload that looks like the base64 form is itself wrapped, so it decodes to itself
+	assert_line --index 6 "{\"base64\":\"$(printf '{"base64":"aGk="}' | base64)\"}"
+}
+
+@test "random binary payloads: every line is valid JSON and decodes back to the same bytes" {
+	python3 -c '
+import os, sys
+for i in range(300):
+    sys.stdout.buffer.write(os.urandom(1 + i % 40).replace(b"\x01", b"") + b"\x01")' >"$T/payloads"
+	kcat -P -b "$B" -t bin -D '\x01' "$T/payloads" -l
+	ss-consume -b "$B" -e bin >"$T/out"
+	jq -e . "$T/out" >/dev/null
+	[ "$(wc -l <"$T/out")" -eq 300 ]
+	# decode with the documented rules: the base64 form gives the bytes, a string its
+	# UTF-8, anything else is the payload's JSON value (whitespace may differ)
+	python3 -c '
+import base64, json, sys
+def strict(b):
+    def no(x): raise ValueError(x)
+    return json.loads(b.decode("utf-8"), parse_constant=no)
+payloads = open(sys.argv[2], "rb").read().split(b"\x01")[:-1]
+lines = open(sys.argv[1], "rb").read().split(b"\n")[:-1]
+assert len(lines) == len(payloads)
+for line, p in zip(lines, payloads):
+    v = json.loads(line)["value"]
+    if isinstance(v, dict) and list(v) == ["base64"]:
+        assert base64.b64decode(v["base64"]) == p, (line, p)
+        continue
+    try:
+        assert strict(p) == v, (line, p)
+    except (ValueError, UnicodeDecodeError):
+        assert v == p.decode("utf-8"), (line, p)' "$T/out" "$T/payloads"
+	# a JSON payload spread over lines stays on one output line
+	printf '{"a":\n[1,\r\n2]}' | kcat -P -b "$B" -t bin -D '#'
+	run ss-consume -b "$B" -o -1 -e bin
+	assert_output --partial '"value":{"a": [1,  2]}'
+}
+
+@test "--value-format string, base64, json; --key-format" {
+	printf 'key|{"a":1}\nkey|plain\n' | kcat -P -b "$B" -t fmt -K '|' -p 0
+	run ss-consume -b "$B" -o -2 -e --value-format string --key-format base64 fmt
+	assert_success
+	assert_line --index 0 --partial '"key":{"base64":"a2V5"},"value":"{\"a\":1}"'
+	run ss-consume -b "$B" -o -2 -e --value-format base64 fmt
+	assert_line --index 1 --partial "\"value\":{\"base64\":\"$(printf plain | base64)\"}"
+	run ss-consume -b "$B" -o -2 -e --value-format json fmt
+	assert_success
+	assert_line --partial '"value":{"a":1}'
+	assert_line --partial 'value is not JSON'
+	test_must_fail 2 ss-consume -b "$B" --value-format xml fmt
+}
+
+@test "-o beginning, end, N, -N, P:OFFSET and -p" {
+	for p in 0 1 2; do seq_json 5 | kcat -P -b "$B" -t offs -p $p; done
+	run ss-consume -b "$B" -e -o beginning offs
+	[ "${#lines[@]}" -eq 15 ]
+	run ss-consume -b "$B" -e -o end offs
+	assert_success
+	assert_output ''
+	run ss-consume -b "$B" -e -o 3 -p 1 offs
+	[ "$(echo "$output" | jq -c '[.partition,.offset]' | tr -d '\n')" = '[1,3][1,4]' ]
+	run ss-consume -b "$B" -e -o -1 offs
+	[ "$(echo "$output" | jq -c .offset | sort -u)" = 4 ]
+	[ "${#lines[@]}" -eq 3 ]
+	run ss-consume -b "$B" -e -o 0:4,2:beginning offs
+	[ "$(echo "$output" | jq -r '"\(.partition):\(.offset)"' | sort | tr '\n' ' ')" = '0:4 2:0 2:1 2:2 2:3 2:4 ' ]
+	run ss-consume -b "$B" -e -p 0-1 -o 4 offs
+	[ "$(echo "$output" | jq -r '"\(.partition):\(.offset)"' | sort | tr '\n' ' ')" = '0:4 1:4 ' ]
+	test_must_fail 2 ss-consume -b "$B" -o sideways offs
+	test_must_fail 2 ss-consume -b "$B" -o stored offs
+	test_must_fail 1 ss-consume -b "$B" -e -p 7 offs
+}
+
+@test "-e on empty partitions exits at once" {
+	run timeout 10 ss-consume -b "$B" -e empty
+	assert_success
+	assert_output ''
+}
+
+@test "-e ends at the end offsets of its start while a producer keeps writing" {
+	seq_json 1000 | ss-produce -b "$B" live
+	( i=0; while :; do echo "{\"more\":$i}"; i=$((i+1)); sleep 0.01; done ) |
+		ss-produce -b "$B" live 2>/dev/null &
+	prod=$!
+	sleep 1
+	run timeout 20 ss-consume -b "$B" -e live
+	kill $prod
+	assert_success
+	# everything produced before the start, nothing (or little) after: the run ended
+	[ "$(echo "$output" | jq -c 'select(.value.n != null)' | wc -l)" -eq 1000 ]
+}
+
+@test "a trickle is written out at once, not when a buffer fills" {
+	ss-consume -b "$B" -o end trickle >"$T/out" 2>"$T/err" &
+	pid=$!
+	sleep 1
+	echo '{"one":1}' | ss-produce -b "$B" trickle
+	wait_lines "$T/out" 1 5    # within 5 s, while the consumer keeps running
+	echo '{"two":2}' | ss-produce -b "$B" trickle
+	wait_lines "$T/out" 2 5
+	kill -INT $pid
+	wait_exit $pid
+	[ "$wait_status" -eq 130 ]
+	[ "$(jq -c .value "$T/out" | tr '\n' ' ')" = '{"one":1} {"two":2} ' ]
+}
+
+@test "-c COUNT stops after COUNT records" {
+	seq_json 50 | ss-produce -b "$B" count
+	run ss-consume -b "$B" -c 7 count
+	assert_success
+	[ "${#lines[@]}" -eq 7 ]
+	run timeout 10 ss-consume -b "$B" -c 0 count
+	assert_success
+	assert_output ''
+}
+
+@test "--until stops each partition before the first record after TIME" {
+	for t in 2023-01-01T00:00:00Z 2023-01-01T00:00:01Z 2023-01-01T00:00:02Z 2023-01-01T00:00:03Z; do
+		echo "{\"t\":\"$t\"}"
+	done | ss-produce -b "$B" --timestamp .t until
+	run timeout 20 ss-consume -b "$B" --until 2023-01-01T00:00:01Z until
+	assert_success
+	[ "$(echo "$output" | jq -r .value.t | tr '\n' ' ')" = '2023-01-01T00:00:00Z 2023-01-01T00:00:01Z ' ]
+	[ "$(echo "$output" | jq -r .timestamp | head -1)" = 1672531200000 ]
+}
+
+@test "-G: commits what was written; a second run resumes after it; -e works with a group" {
+	seq_json 40 | ss-produce -b "$B" --key '.n % 5' grp
+	run timeout 30 ss-consume -b "$B" -G g1 -X session.timeout.ms=6000 -c 15 grp
+	assert_success
+	[ "${#lines[@]}" -eq 15 ]
+	echo "$output" >"$T/first"
+	run timeout 30 ss-consume -b "$B" -G g1 -X session.timeout.ms=6000 -e grp
+	assert_success
+	echo "$output" >"$T/second"
+	# together exactly the 40 records, none twice
+	[ "$(cat "$T/first" "$T/second" | jq -c '[.partition,.offset]' | sort | uniq | wc -l)" -eq 40 ]
+	[ "$(cat "$T/first" "$T/second" | wc -l)" -eq 40 ]
+}
+
+@test "SIGTERM: flush, commit, leave; exit 143; restart neither loses nor repeats" {
+	seq_json 30 | ss-produce -b "$B" sig
+	ss-consume -b "$B" -G g2 -X session.timeout.ms=6000 sig >"$T/a" 2>"$T/err" &
+	pid=$!
+	wait_lines "$T/a" 30
+	kill -TERM $pid
+	wait_exit $pid
+	[ "$wait_status" -eq 143 ]
+	seq_json 5 | ss-produce -b "$B" sig
+	run timeout 30 ss-consume -b "$B" -G g2 -X session.timeout.ms=6000 -e sig
+	assert_success
+	[ "${#lines[@]}" -eq 5 ]
+	[ "$(echo "$output" | jq .offset | head -1)" -eq 30 ]
+}
+
+@test "a closed pipe exits 141 without committing records it could not write" {
+	seq_json 20000 | ss-produce -b "$B" pipe
+	run bash -c "ss-consume -b '$B' -G g3 -X session.timeout.ms=6000 pipe | head -n 5 >'$T/head'; echo \${PIPESTATUS[0]}"
+	[ "${lines[-1]}" = 141 ]
+	[ "$(wc -l <"$T/head")" -eq 5 ]
+	run timeout 30 ss-consume -b "$B" -G g3 -X session.timeout.ms=6000 -e pipe
+	assert_success
+	first=$(echo "${lines[0]}" | jq .offset)
+	# resumed at or after the 5 read, well before what was fetched but never written
+	[ "$first" -ge 5 ] && [ "$first" -lt 5000 ]
+	[ "$(echo "$output" | jq .offset | tail -1)" -eq 19999 ]
+}
+
+@test "backpressure: a reader stalled beyond max.poll.interval.ms keeps the group; nothing lost or repeated" {
+	python3 -c '
+import json
+for i in range(60000): print(json.dumps({"n": i, "pad": "x" * 150}))' | ss-produce -b "$B" bp
+	mkfifo "$T/fifo"
+	ss-consume -b "$B" -G g4 -X session.timeout.ms=6000 -X max.poll.interval.ms=6000 -e bp \
+		>"$T/fifo" 2>"$T/err" &
+	pid=$!
+	# the reader opens the pipe, stalls for 12 s (twice the poll interval), then reads all
+	( exec <"$T/fifo"; sleep 12; cat >"$T/out" ) &
+	reader=$!
+	wait_exit $pid 90
+	[ "$wait_status" -eq 0 ]
+	wait $reader
+	run cat "$T/err"
+	refute_output --partial 'poll'
+	[ "$(wc -l <"$T/out")" -eq 60000 ]
+	[ "$(jq .value.n "$T/out" | sort -n | uniq | wc -l)" -eq 60000 ]
+}
+
+@test "--offsets-from resumes after the offsets a state file recorded as applied" {
+	seq_json 10 | ss-produce -b "$B" --partition '.n % 2' resume
+	ss-consume -b "$B" -e -c 6 resume | tee "$T/first" | ss-cache "$T/state.db" put --key .value.n
+	run ss-consume -b "$B" -e --offsets-from "$T/state.db" resume
+	assert_success
+	echo "$output" >"$T/second"
+	# the second run starts right after what the state file applied, per partition
+	for p in 0 1; do
+		applied=$(sqlite3 "$T/state.db" "SELECT offset FROM ss_offsets WHERE topic='resume' AND partition=$p")
+		[ -n "$applied" ] || applied=-1
+		first=$(jq "select(.partition == $p) | .offset" "$T/second" | head -1)
+		[ -z "$first" ] || [ "$first" -eq $((applied + 1)) ]
+	done
+	[ "$(wc -l <"$T/second")" -eq 4 ]
+	[ "$(cat "$T/first" "$T/second" | jq -c '[.partition,.offset]' | sort -u | wc -l)" -eq 10 ]
+	# a state file that does not exist yet: start as -o says
+	run ss-consume -b "$B" -e --offsets-from "$T/none.db" resume
+	[ "${#lines[@]}" -eq 10 ]
+}
+
+@test "--checkpoint DB:NAME seeks to the requests ss-checkpoint leaves and deletes them" {
+	seq_json 10 | ss-produce -b "$B" seek
+	sqlite3 "$T/cp.db" 'CREATE TABLE ss_seek_request(checkpoint TEXT NOT NULL, topic TEXT NOT NULL,
+		partition INTEGER NOT NULL, offset INTEGER NOT NULL, PRIMARY KEY(checkpoint, topic, partition))'
+	ss-consume -b "$B" --checkpoint "$T/cp.db:weather" seek >"$T/out" &
+	pid=$!
+	wait_lines "$T/out" 10
+	sqlite3 "$T/cp.db" "INSERT INTO ss_seek_request VALUES('other','seek',0,0),('weather','seek',0,6)"
+	wait_lines "$T/out" 14
+	kill -TERM $pid
+	wait_exit $pid
+	[ "$(jq -c .offset "$T/out" | tr '\n' ' ')" = '0 1 2 3 4 5 6 7 8 9 6 7 8 9 ' ]
+	run sqlite3 "$T/cp.db" 'SELECT checkpoint FROM ss_seek_request'
+	assert_output other
+}
+
+@test "several topics at once" {
+	echo '{"a":1}' | ss-produce -b "$B" multi1
+	echo '{"b":2}' | ss-produce -b "$B" multi2
+	run ss-consume -b "$B" -e multi1 multi2
+	assert_success
+	[ "$(echo "$output" | jq -r .topic | sort | tr '\n' ' ')" = 'multi1 multi2 ' ]
+}
+
+@test "brokers from \$SS_BROKERS and from -F; -X errors are usage errors" {
+	SS_BROKERS=$B run ss-consume -e env
+	assert_success
+	[ "${#lines[@]}" -ge 2 ]
+	printf '# comment\nbootstrap.servers = %s\n\nfetch.wait.max.ms=50\n' "$B" >"$T/conf"
+	run ss-consume -F "$T/conf" -e env
+	assert_success
+	[ "${#lines[@]}" -ge 2 ]
+	test_must_fail 2 ss-consume -b "$B" -X fetch.wait.max.ms=soon env
+	test_must_fail 2 ss-consume -b "$B" -X novalue env
+	test_must_fail 2 ss-consume -b "$B" -F "$T/missing" env
+}
+
+@test "unreachable broker: a clear message and exit 75 after --timeout" {
+	run timeout 20 ss-consume -b 127.0.0.1:1 --timeout 2s -e env
+	[ "$status" -eq 75 ]
+	assert_output --partial 'ss-consume: cannot reach brokers 127.0.0.1:1'
+}
+
+@test "brokers lost in the middle of a run: exit 75 after --timeout, output written" {
+	ss-mock-broker --no-stdin --topic gone:1 >"$T/mock.out" 2>/dev/null 3>&- &
+	mock=$!
+	for _ in $(seq 100); do b=$(sed -n 's/^BROKERS=//p' "$T/mock.out"); [ -n "$b" ] && break; sleep 0.1; done
+	seq_json 3 | ss-produce -b "$b" gone
+	ss-consume -b "$b" --timeout 3s gone >"$T/out" 2>"$T/err" &
+	pid=$!
+	wait_lines "$T/out" 3
+	kill $mock
+	wait_exit $pid 30
+	[ "$wait_status" -eq 75 ]
+	[ "$(wc -l <"$T/out")" -eq 3 ]
+	grep -q 'lost the brokers' "$T/err"
+}
+
+@test "--progress is silent when stderr is not a terminal" {
+	run bash -c "ss-consume -b '$B' -e --progress env 2>'$T/err' >/dev/null"
+	assert_success
+	[ ! -s "$T/err" ]
+}
+
+@test "usage: -h prints the synopsis, misuse exits 2" {
+	run ss-consume -h
+	assert_success
+	assert_output --partial 'usage: ss-consume'
+	test_must_fail 2 ss-consume
+	test_must_fail 2 ss-consume --bogus t
+	test_must_fail 2 ss-consume -b "$B" -c many t
+	test_must_fail 2 ss-consume -b "$B" -G g -p 0 t
+	test_must_fail 2 ss-consume -b "$B" --from yesterdayish t
+}

@@ -1,0 +1,159 @@
+#!/usr/bin/env bats
+# ss-produce against the mock cluster (ss-mock-broker); kcat and ss-consume read back.
+load helpers
+load kafka
+
+setup_file() {
+	mock_start --topic plain:1 --topic expr:3 --topic env-src:1 --topic env-dst:1 \
+		--topic trickle:1 --topic dry:1 --topic bad-fail:1 --topic bad-skip:1 --topic bad-dl:1 \
+		--topic term:1 --topic parts:2 --topic raw:1
+}
+teardown_file() { mock_stop; }
+
+@test "default: the whole line is the value, the key is null" {
+	printf '{"a":1}\n[1,2]\n"text"\n\n   \n{"b":{"c":null}}\n' >"$T/in"
+	run ss-produce -b "$B" plain <"$T/in"
+	assert_success
+	kcat -C -b "$B" -t plain -e -q -f '%K|%s\n' >"$T/back"
+	run cat "$T/back"
+	assert_output $'-1|{"a":1}\n-1|[1,2]\n-1|"text"\n-1|{"b":{"c":null}}'
+}
+
+@test "--key, --value, --headers, --partition, --timestamp: plain paths and jq expressions" {
+	echo '{"id":"u1","n":2,"t":"2024-05-01T12:00:00Z","body":{"x":1},"meta":{"src":"a","bin":{"base64":"aGk="}}}' |
+		ss-produce -b "$B" --key .id --value .body --headers .meta --partition '.n' --timestamp .t expr
+	echo '{"id":7,"n":1,"t":1714564800}' |
+		ss-produce -b "$B" --key '.id * 2' --value '{sum: (.n + .id)}' --partition '.n - 1' --timestamp .t expr
+	run kcat -C -b "$B" -t expr -p 2 -e -q -f '%k|%s|%T|%h\n'
+	assert_output 'u1|{"x":1}|1714564800000|src=a,bin=hi'
+	run kcat -C -b "$B" -t expr -p 0 -e -q -f '%k|%s|%T\n'
+	assert_output '14|{"sum":8}|1714564800000'
+	run ss-consume -b "$B" -e -p 2 expr
+	assert_output --partial '"headers":{"src":"a","bin":"hi"}'
+	test_must_fail 3 ss-produce -b "$B" --key '.id |||' expr </dev/null
+}
+
+@test "--envelope copies key, value, headers and timestamp; binary and tombstones survive" {
+	printf 'k1|{"a":1}\n' | kcat -P -b "$B" -t env-src -K '|' -H h=1 -H h=2 -H other=x
+	printf 'k2|plain text\n' | kcat -P -b "$B" -t env-src -K '|'
+	printf 'k3|\xff\x00\x01' | kcat -P -b "$B" -t env-src -K '|' -D '#'
+	printf 'k4|' | kcat -P -b "$B" -t env-src -K '|' -D '#' -Z
+	ss-consume -b "$B" -e env-src >"$T/src"
+	run ss-produce -b "$B" --envelope env-dst <"$T/src"
+	assert_success
+	fmt='%k|%s|%h|%T|%S\n'
+	kcat -C -b "$B" -t env-src -e -q -f "$fmt" >"$T/a"
+	kcat -C -b "$B" -t env-dst -e -q -f "$fmt" >"$T/b"
+	cmp "$T/a" "$T/b"
+	grep -q '^k4||.*|-1$' "$T/b"   # a tombstone: NULL value, length -1
+	ss-consume -b "$B" -e env-dst | jq -c 'del(.topic)' >"$T/c"
+	jq -c 'del(.topic)' "$T/src" | cmp - "$T/c"
+}
+
+@test "a trickle is sent as each line is read, not at end of input" {
+	mkfifo "$T/in"
+	ss-produce -b "$B" trickle <"$T/in" 2>"$T/err" &
+	pid=$!
+	exec 7>"$T/in"
+	echo '{"first":1}' >&7
+	for _ in $(seq 50); do
+		n=$(kcat -C -b "$B" -t trickle -e -q | wc -l)
+		[ "$n" -ge 1 ] && break
+		sleep 0.1
+	done
+	[ "$n" -eq 1 ]    # delivered within 5 s while the input stays open
+	echo '{"second":2}' >&7
+	exec 7>&-
+	wait_exit $pid
+	[ "$wait_status" -eq 0 ]
+	[ "$(kcat -C -b "$B" -t trickle -e -q | wc -l)" -eq 2 ]
+}
+
+@test "--dry-run prints what would be sent and sends nothing" {
+	run ss-produce -b "$B" --dry-run --key .k --partition .p dry <<<'{"k":"a","p":0,"v":[1]}'
+	assert_success
+	assert_output '{"topic":"dry","partition":0,"timestamp":null,"key":"a","value":{"k":"a","p":0,"v":[1]},"headers":{}}'
+	run ss-produce -b 127.0.0.1:1 --dry-run --envelope dry <<<'{"key":null,"value":null,"headers":{"h":["1","2"]}}'
+	assert_success
+	assert_output '{"topic":"dry","partition":null,"timestamp":null,"key":null,"value":null,"headers":{"h":["1","2"]}}'
+	run kcat -C -b "$B" -t dry -e -q
+	assert_output ''
+}
+
+@test "invalid JSON under --on-error fail (default): every line before it delivered, exit 1 with the line" {
+	printf '{"n":1}\n{"n":2}\n{"n":3,\n{"n":4}\n' >"$T/in"
+	run ss-produce -b "$B" bad-fail <"$T/in"
+	[ "$status" -eq 1 ]
+	assert_output --partial 'ss-produce: stdin:3:'
+	run kcat -C -b "$B" -t bad-fail -e -q
+	assert_output $'{"n":1}\n{"n":2}'
+}
+
+@test "invalid JSON under --on-error skip and dead-letter: the lines around it are delivered" {
+	printf '{"n":1}\nnope\n{"n":3}\n' >"$T/in"
+	run ss-produce -b "$B" --on-error skip bad-skip <"$T/in"
+	assert_success
+	assert_output --partial 'stdin:2:'
+	run kcat -C -b "$B" -t bad-skip -e -q
+	assert_output $'{"n":1}\n{"n":3}'
+	run ss-produce -b "$B" --on-error "dead-letter=$T/dl" bad-dl <"$T/in"
+	assert_success
+	run jq -c '[.line, .raw]' "$T/dl"
+	assert_output '[2,"nope"]'
+	[ "$(kcat -C -b "$B" -t bad-dl -e -q | wc -l)" -eq 2 ]
+}
+
+@test "a record whose fields cannot be built is bad input: reported with its line" {
+	printf '%s\n' '{"p":0,"h":{"a":"1"}}' '{"p":"x"}' '{"p":0,"h":[1]}' '{"p":0,"v":{"base64":"%%%"}}' '{"p":0}' >"$T/in"
+	run ss-produce -b "$B" --dry-run --partition .p --headers .h --value '.v // .' --on-error skip bad-skip <"$T/in"
+	assert_success
+	assert_line --partial 'stdin:2: expected an integer (skipped)'
+	assert_line --partial 'stdin:3: headers must be an object (skipped)'
+	assert_line --partial 'stdin:4: invalid base64'
+	[ "$(echo "$output" | grep -c '^{"topic"')" -eq 2 ]
+}
+
+@test "--raw sends lines that are not JSON as they are" {
+	printf 'not json\n{"a":1}\n' | ss-produce -b "$B" --raw raw
+	run kcat -C -b "$B" -t raw -e -q
+	assert_output $'not json\n{"a":1}'
+	test_must_fail 2 ss-produce -b "$B" --raw --key .a raw </dev/null
+}
+
+@test "a record that cannot be delivered is reported with its line number; non-zero exit" {
+	printf '{"p":0}\n{"p":5}\n{"p":1}\n' >"$T/in"
+	run ss-produce -b "$B" --partition .p parts <"$T/in"
+	[ "$status" -ne 0 ]
+	assert_output --partial 'stdin:2:'
+	[ "$(kcat -C -b "$B" -t parts -e -q | wc -l)" -eq 2 ]
+}
+
+@test "unreachable broker: a clear message and exit 75" {
+	run timeout 20 ss-produce -b 127.0.0.1:1 --timeout 2s plain <<<'{"a":1}'
+	[ "$status" -eq 75 ]
+	assert_output --partial 'ss-produce: cannot reach brokers 127.0.0.1:1'
+}
+
+@test "SIGTERM delivers every line read, then exits 143" {
+	mkfifo "$T/in"
+	ss-produce -b "$B" term <"$T/in" 2>"$T/err" &
+	pid=$!
+	exec 7>"$T/in"
+	seq_json 100 >&7
+	kill -TERM $pid
+	wait_exit $pid
+	exec 7>&-
+	[ "$wait_status" -eq 143 ]
+	[ "$(kcat -C -b "$B" -t term -e -q | jq .n | sort -n | uniq | wc -l)" -eq 100 ]
+}
+
+@test "usage: -h prints the synopsis, misuse exits 2" {
+	run ss-produce -h
+	assert_success
+	assert_output --partial 'usage: ss-produce'
+	test_must_fail 2 ss-produce
+	test_must_fail 2 ss-produce a b
+	test_must_fail 2 ss-produce --on-error maybe t
+	test_must_fail 2 ss-produce --ts-unit days t
+	test_must_fail 2 ss-produce --timeout soon t
+}
