@@ -35,6 +35,7 @@
 #define PROGRESS_EVERY_MS 500
 #define EXIT_PIPE 141
 #define BATCH 1000
+#define READER_WAIT_MS 500
 
 struct part {
 	int32_t id;
@@ -201,6 +202,12 @@ static void
 die_kafka(rd_kafka_resp_err_t err, const char *what)
 {
 	ss_diag_die(ss_kafka_exit_code(err), "%s: %s", what, rd_kafka_err2str(err));
+}
+
+static int64_t
+now_ms(void)
+{
+	return ss_time_mono() / 1000000;
 }
 
 /* Pause or resume one partition in librdkafka. */
@@ -507,13 +514,31 @@ drain_all(struct consumer *c)
 		closed_output(c);
 }
 
-/* Pause every partition while the output holds too much, resume once it drained. */
+/* A reader that is merely slower than Kafka gets a short blocking wait: pausing would
+ * drop what librdkafka has prefetched and fetch it again. Returns what is pending. */
+static size_t
+wait_for_reader(struct consumer *c)
+{
+	struct pollfd pfd = {.fd = c->o->out_fd, .events = POLLOUT};
+	int64_t until = now_ms() + READER_WAIT_MS;
+
+	while (!c->finished && ss_outq_pending(c->out) > HIGH_WATER && now_ms() < until) {
+		(void)poll(&pfd, 1, 50);
+		drain(c);
+	}
+	return ss_outq_pending(c->out);
+}
+
+/* Pause every partition while the output holds too much even after a short wait (a
+ * stalled reader), resume once it drained. */
 static void
 flow_control(struct consumer *c)
 {
 	size_t pending = ss_outq_pending(c->out);
 	bool pause;
 
+	if (!c->bp_paused && pending > HIGH_WATER)
+		pending = wait_for_reader(c);
 	if (!c->bp_paused && pending > HIGH_WATER)
 		pause = true;
 	else if (c->bp_paused && pending < LOW_WATER)
@@ -733,11 +758,6 @@ progress(struct consumer *c, int64_t now, bool last)
 	c->next_progress = now + PROGRESS_EVERY_MS;
 }
 
-static int64_t
-now_ms(void)
-{
-	return ss_time_mono() / 1000000;
-}
 
 /* Every broker reported down for longer than --timeout: one last metadata request
  * decides between carrying on and giving up (75), rather than waiting forever. */
