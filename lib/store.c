@@ -144,6 +144,13 @@ begin(ss_store *s)
 }
 
 void
+ss_store_begin(ss_store *s)
+{
+	begin(s);
+	s->pending++;
+}
+
+void
 ss_store_commit(ss_store *s)
 {
 	if (!s->in_txn)
@@ -519,6 +526,9 @@ ss_store_offsets_each(ss_store *s, void (*cb)(const char *, int32_t, int64_t, vo
 	int rc = sqlite3_prepare_v2(s->db, "SELECT topic, partition, offset FROM ss_offsets ORDER BY topic, partition",
 				    -1, &st, NULL);
 
+	/* a state file that another process has only begun to create: nothing applied yet */
+	if (rc != SQLITE_OK && s->readonly && strstr(sqlite3_errmsg(s->db), "no such table"))
+		return;
 	if (rc != SQLITE_OK)
 		die_sqlite(s, rc, "offsets");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)

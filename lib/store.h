@@ -25,6 +25,8 @@ const char *ss_store_path(const ss_store *s);
 /* Writes join an open batch (begun on demand); commit ends it. ss_store_maybe_commit
  * commits once the batch holds `batch` writes (10000 is a good default). */
 void ss_store_commit(ss_store *s);
+/* Open the batch now: for modules writing their own tables through ss_store_db(). */
+void ss_store_begin(ss_store *s);
 void ss_store_maybe_commit(ss_store *s, int batch);
 /* Idle hook for a reader: commits the open batch (latency for trickles). */
 void ss_store_idle(void *s);

@@ -1,0 +1,140 @@
+/* ss-asof: the as-of ("nearby") join of two NDJSON streams. See ss-asof(1). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "asof.h"
+#include "diag.h"
+#include "ndjson.h"
+#include "sstime.h"
+
+static const char usage[] =
+	"usage: ss-asof [--on EXPR | --left-on EXPR --right-on EXPR]\n"
+	"               [--by EXPR | --left-by EXPR --right-by EXPR]\n"
+	"               [--direction backward|forward|nearest] [--strict] [--tolerance DURATION]\n"
+	"               [--inner] [--emit eager|defer|revise] [--grace DURATION]\n"
+	"               [--max-delay DURATION] [--retain DURATION] [--select EXPR] [--state DB]\n"
+	"               [--late-file FILE] [--on-error fail|skip|dead-letter=FILE]\n"
+	"               [--ts-unit s|ms|us|ns] LEFT RIGHT\n";
+
+enum {
+	OPT_ON = 256, OPT_LEFT_ON, OPT_RIGHT_ON, OPT_BY, OPT_LEFT_BY, OPT_RIGHT_BY, OPT_DIRECTION,
+	OPT_STRICT, OPT_TOLERANCE, OPT_INNER, OPT_EMIT, OPT_GRACE, OPT_SELECT, OPT_STATE,
+	OPT_RETAIN, OPT_MAX_DELAY, OPT_LATE_FILE, OPT_ON_ERROR, OPT_TS_UNIT,
+};
+
+static const struct option longopts[] = {
+	{"on", required_argument, NULL, OPT_ON},
+	{"left-on", required_argument, NULL, OPT_LEFT_ON},
+	{"right-on", required_argument, NULL, OPT_RIGHT_ON},
+	{"by", required_argument, NULL, OPT_BY},
+	{"left-by", required_argument, NULL, OPT_LEFT_BY},
+	{"right-by", required_argument, NULL, OPT_RIGHT_BY},
+	{"direction", required_argument, NULL, OPT_DIRECTION},
+	{"strict", no_argument, NULL, OPT_STRICT},
+	{"tolerance", required_argument, NULL, OPT_TOLERANCE},
+	{"inner", no_argument, NULL, OPT_INNER},
+	{"emit", required_argument, NULL, OPT_EMIT},
+	{"grace", required_argument, NULL, OPT_GRACE},
+	{"select", required_argument, NULL, OPT_SELECT},
+	{"state", required_argument, NULL, OPT_STATE},
+	{"retain", required_argument, NULL, OPT_RETAIN},
+	{"max-delay", required_argument, NULL, OPT_MAX_DELAY},
+	{"late-file", required_argument, NULL, OPT_LATE_FILE},
+	{"on-error", required_argument, NULL, OPT_ON_ERROR},
+	{"ts-unit", required_argument, NULL, OPT_TS_UNIT},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+static int64_t
+duration(const char *opt, const char *arg)
+{
+	int64_t ns;
+
+	if (!ss_duration_parse(arg, &ns) || ns < 0)
+		ss_diag_usage_error(usage, "%s: not a duration: '%s' (like 250ms, 90s, 10m, 1h, 7d)", opt, arg);
+	return ns;
+}
+
+static int
+choice(const char *opt, const char *arg, const char *const *names)
+{
+	for (int i = 0; names[i]; i++)
+		if (strcmp(arg, names[i]) == 0)
+			return i;
+	ss_diag_usage_error(usage, "%s: unknown value '%s'", opt, arg);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const char *const directions[] = {"backward", "forward", "nearest", NULL};
+	static const char *const emits[] = {"eager", "defer", "revise", NULL};
+	struct ss_errpolicy onerror = {.mode = SS_ONERROR_FAIL};
+	struct ss_asof_opts o = {.tolerance = -1, .max_delay = -1, .emit = SS_ASOF_DEFER,
+				 .onerror = &onerror, .unit = SS_TS_S};
+	const char *on = NULL, *by = NULL;
+	int c;
+
+	ss_diag_init("ss-asof");
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_ON: on = optarg; break;
+		case OPT_LEFT_ON: o.left_on = optarg; break;
+		case OPT_RIGHT_ON: o.right_on = optarg; break;
+		case OPT_BY: by = optarg; break;
+		case OPT_LEFT_BY: o.left_by = optarg; break;
+		case OPT_RIGHT_BY: o.right_by = optarg; break;
+		case OPT_DIRECTION: o.direction = choice("--direction", optarg, directions); break;
+		case OPT_STRICT: o.strict = true; break;
+		case OPT_TOLERANCE: o.tolerance = duration("--tolerance", optarg); break;
+		case OPT_INNER: o.inner = true; break;
+		case OPT_EMIT: o.emit = choice("--emit", optarg, emits); break;
+		case OPT_GRACE: o.grace = duration("--grace", optarg); break;
+		case OPT_SELECT: o.select = optarg; break;
+		case OPT_STATE: o.state = optarg; break;
+		case OPT_RETAIN: o.retain = duration("--retain", optarg); break;
+		case OPT_MAX_DELAY: o.max_delay = duration("--max-delay", optarg); break;
+		case OPT_LATE_FILE: o.late_file = optarg; break;
+		case OPT_ON_ERROR:
+			if (!ss_errpolicy_parse(&onerror, optarg))
+				ss_diag_usage_error(usage, "--on-error: expected fail, skip or dead-letter=FILE, not '%s'", optarg);
+			break;
+		case OPT_TS_UNIT:
+			if (!ss_tsunit_parse(optarg, &o.unit))
+				ss_diag_usage_error(usage, "--ts-unit: expected s, ms, us or ns, not '%s'", optarg);
+			break;
+		case 'h': fputs(usage, stdout); return SS_EXIT_OK;
+		default: ss_diag_usage_error(usage, "unknown option");
+		}
+	}
+	if (argc - optind != 2)
+		ss_diag_usage_error(usage, "expected LEFT and RIGHT inputs");
+	if (strcmp(argv[optind], "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
+		ss_diag_usage_error(usage, "stdin ('-') can be only one of the inputs");
+	if (on && (o.left_on || o.right_on))
+		ss_diag_usage_error(usage, "--on excludes --left-on and --right-on");
+	if (by && (o.left_by || o.right_by))
+		ss_diag_usage_error(usage, "--by excludes --left-by and --right-by");
+	if (on)
+		o.left_on = o.right_on = on;
+	if (by)
+		o.left_by = o.right_by = by;
+	if (!o.left_on || !o.right_on)
+		ss_diag_usage_error(usage, "the event time is required: --on, or --left-on and --right-on");
+	if (!o.left_by != !o.right_by)
+		ss_diag_usage_error(usage, "--left-by and --right-by go together");
+	if (o.max_delay >= 0 && o.emit != SS_ASOF_DEFER)
+		ss_diag_usage_error(usage, "--max-delay applies to --emit defer only");
+
+	ss_writer *out = ss_writer_new(STDOUT_FILENO, "stdout");
+	ss_asof *j = ss_asof_new(&o, out);
+	int rc = ss_asof_run(j, argv[optind], argv[optind + 1]);
+	ss_asof_free(j);
+	ss_writer_free(out);
+	ss_errpolicy_close(&onerror);
+	return rc;
+}

@@ -1,0 +1,713 @@
+/* The as-of join engine: parses records, keeps the right history, holds or revises left
+ * records, and writes {"left":L,"right":R} spliced from the raw input bytes. The input
+ * loop that feeds it lives in asof_run.c, the --state file in asof_state.c. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "asof_impl.h"
+#include "diag.h"
+#include "keyenc.h"
+
+static ss_asof *atexit_join; /* commits and reports when a data error exits */
+
+static int64_t
+sat_add(int64_t a, int64_t b)
+{
+	if (b > 0 && a > INT64_MAX - b)
+		return INT64_MAX;
+	if (b < 0 && a < INT64_MIN - b)
+		return INT64_MIN;
+	return a + b;
+}
+
+static int64_t
+min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* The right watermark: newest right event time minus --grace. Right records older than
+ * it are late; every left record whose release point it has passed is final. */
+static int64_t
+watermark(const ss_asof *j)
+{
+	if (j->maxr == ASOF_NONE)
+		return ASOF_NONE;
+	return sat_add(j->maxr, -j->o.grace);
+}
+
+/* --select runs on jq directly: it may yield several values or none (a filter). */
+static jq_state *
+compile_select(const char *text)
+{
+	ss_expr_free(ss_expr_compile(text, "--select")); /* reports errors as every tool does */
+	jq_state *jq = jq_init();
+	if (jq == NULL || !jq_compile(jq, text))
+		ss_diag_die(SS_EXIT_EXPR, "--select: cannot compile '%s'", text);
+	return jq;
+}
+
+/* Bytes of held left records kept in memory before they overflow to disk. */
+static size_t
+spill_limit(void)
+{
+	const char *env = getenv("SS_ASOF_SPILL_BYTES");
+	long long n = env ? atoll(env) : 0;
+
+	return n > 0 ? (size_t)n : (size_t)64 << 20;
+}
+
+static void release_final(ss_asof *j);
+
+static void
+exit_handler(void)
+{
+	if (atexit_join == NULL)
+		return;
+	ss_asof *j = atexit_join;
+	atexit_join = NULL;
+	asof_idle(j);
+	if (j->nlate || j->expired || j->replayed || j->heap.n || j->spilled)
+		ss_asof_summary(j);
+}
+
+ss_asof *
+ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out)
+{
+	ss_asof *j = calloc(1, sizeof *j);
+
+	if (j == NULL)
+		ss_diag_die(SS_EXIT_DATA, "out of memory");
+	j->o = *opts;
+	j->out = out;
+	j->lon = ss_expr_compile(opts->left_on, opts->left_on == opts->right_on ? "--on" : "--left-on");
+	j->ron = ss_expr_compile(opts->right_on, opts->left_on == opts->right_on ? "--on" : "--right-on");
+	if (opts->left_by)
+		j->lby = ss_expr_compile(opts->left_by, opts->left_by == opts->right_by ? "--by" : "--left-by");
+	if (opts->right_by)
+		j->rby = ss_expr_compile(opts->right_by, opts->left_by == opts->right_by ? "--by" : "--right-by");
+	if (opts->select)
+		j->select = compile_select(opts->select);
+	if (opts->late_file && (j->late = fopen(opts->late_file, "a")) == NULL)
+		ss_diag_die(SS_EXIT_DATA, "%s: cannot open: %m", opts->late_file);
+	j->maxr = j->lw = j->spill_min_t = ASOF_NONE;
+	j->spill_limit = spill_limit();
+	if (opts->state) {
+		j->st = j->spill = asof_state_open(opts->state);
+		asof_state_load(j->st, j);
+		release_final(j);
+	}
+	atexit_join = j;
+	atexit(exit_handler);
+	return j;
+}
+
+/* ---- parsing ---- */
+
+static void
+reject(ss_asof *j, bool left, const struct asof_in *in, const char *what, const char *why)
+{
+	char reason[512];
+
+	snprintf(reason, sizeof reason, "%s: %s%s%s", left ? "left" : "right", what, *what ? ": " : "", why);
+	ss_errpolicy_reject(j->o.onerror, left ? j->lname : j->rname, in->line, in->raw, in->len, reason);
+}
+
+static bool
+parse_time(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
+{
+	ss_expr *e = left ? j->lon : j->ron;
+	const char *p, *why = "no time";
+	size_t n;
+	bool ok;
+
+	if (ss_expr_raw(e, rec, &p, &n)) {
+		ok = ss_time_from_raw(p, n, j->o.unit, &in->t, &why);
+	} else {
+		jv v = ss_expr_eval(e, rec);
+		char buf[256];
+		if (!jv_is_valid(v))
+			why = ss_expr_errmsg(v, buf, sizeof buf);
+		ok = jv_is_valid(v) && ss_time_from_jv(v, j->o.unit, &in->t, &why);
+		if (!ok) {
+			reject(j, left, in, ss_expr_text(e), why);
+			jv_free(v);
+			return false;
+		}
+		jv_free(v);
+	}
+	if (!ok)
+		reject(j, left, in, ss_expr_text(e), why);
+	return ok;
+}
+
+static bool
+parse_key(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
+{
+	ss_expr *e = left ? j->lby : j->rby;
+	const char *p;
+	size_t n;
+
+	ss_buf_reset(&in->key);
+	if (e == NULL)
+		return true;
+	if (ss_expr_raw(e, rec, &p, &n) && ss_keyenc_raw(&in->key, p, n))
+		return true;
+	jv v = ss_expr_eval(e, rec);
+	if (!jv_is_valid(v)) {
+		char buf[256];
+		reject(j, left, in, ss_expr_text(e), ss_expr_errmsg(v, buf, sizeof buf));
+		jv_free(v);
+		return false;
+	}
+	ss_keyenc_jv(&in->key, v);
+	jv_free(v);
+	return true;
+}
+
+/* Parse a line into in; false for a blank line or a rejected record (the policy has
+ * reported it, or exited). */
+bool
+asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in)
+{
+	const char *why;
+	ss_rec rec;
+	bool ok;
+
+	in->raw = raw;
+	in->len = len;
+	in->line = line;
+	if (ss_ndjson_blank(raw, len))
+		return false;
+	if (!ss_ndjson_valid(raw, len, &why)) {
+		reject(j, left, in, "invalid JSON", why);
+		return false;
+	}
+	ss_rec_init(&rec, raw, len);
+	ok = parse_time(j, left, in, &rec) && parse_key(j, left, in, &rec);
+	ss_rec_done(&rec);
+	in->has_env = ok && j->st && ss_envelope_get(raw, len, &in->env);
+	return ok;
+}
+
+/* ---- output ---- */
+
+static void
+write_selected(ss_asof *j, const ss_buf *b, uint64_t line)
+{
+	jq_start(j->select, jv_parse_sized(b->data, (int)b->len), 0);
+	for (;;) {
+		jv v = jq_next(j->select);
+		if (jv_is_valid(v)) {
+			jv s = jv_dump_string(v, 0);
+			ss_writer_puts(j->out, jv_string_value(s));
+			ss_writer_putc(j->out, '\n');
+			jv_free(s);
+			continue;
+		}
+		if (jv_invalid_has_msg(jv_copy(v))) {
+			char msg[256], reason[320];
+			snprintf(reason, sizeof reason, "left: --select: %s", ss_expr_errmsg(v, msg, sizeof msg));
+			jv_free(v);
+			ss_errpolicy_reject(j->o.onerror, j->lname, line, b->data, b->len, reason);
+			return;
+		}
+		jv_free(v);
+		return;
+	}
+}
+
+/* Write one result; revision < 0 outside revise mode. */
+static void
+emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r, int64_t revision)
+{
+	ss_buf *b = &j->obuf;
+	char num[32];
+
+	if (r == NULL && j->o.inner)
+		return;
+	j->emitted++;
+	j->matched += r != NULL;
+	ss_buf_reset(b);
+	ss_buf_add(b, "{\"left\":", 8);
+	ss_buf_add(b, raw, len);
+	ss_buf_add(b, ",\"right\":", 9);
+	if (r)
+		ss_buf_add(b, r->raw, r->len);
+	else
+		ss_buf_add(b, "null", 4);
+	if (revision >= 0) {
+		ss_buf_add(b, num, (size_t)snprintf(num, sizeof num, ",\"revision\":%" PRId64, revision));
+	}
+	ss_buf_addc(b, '}');
+	if (j->select) {
+		write_selected(j, b, line);
+		return;
+	}
+	ss_buf_addc(b, '\n');
+	ss_writer_write(j->out, b->data, b->len);
+}
+
+/* ---- matching ---- */
+
+static bool
+within(const ss_asof *j, int64_t a, int64_t b)
+{
+	return j->o.tolerance < 0 || b - a <= j->o.tolerance;
+}
+
+/* Could the history have lost the answer for time t? (left too far out of order) */
+static bool
+expired(const ss_asof *j, const struct asof_key *k, int64_t t)
+{
+	if (!k->pruned)
+		return false;
+	int64_t first = k->hist[0].t;
+	return first > t || (first == t && j->o.strict && j->o.direction != SS_ASOF_FORWARD);
+}
+
+static const struct asof_right *
+best_match(const ss_asof *j, const struct asof_key *k, int64_t t)
+{
+	const struct asof_right *b = NULL, *f = NULL;
+
+	if (j->o.direction != SS_ASOF_FORWARD) {
+		b = asof_hist_backward(k, t, j->o.strict);
+		if (b && !within(j, b->t, t))
+			b = NULL;
+	}
+	if (j->o.direction != SS_ASOF_BACKWARD) {
+		f = asof_hist_forward(k, t, j->o.strict);
+		if (f && !within(j, t, f->t))
+			f = NULL;
+	}
+	if (b && f) /* nearest: the closer one, ties to backward */
+		return f->t - t < t - b->t ? f : b;
+	return b ? b : f;
+}
+
+/* The latest right event time that could still change the match of a left record at t
+ * in key k: once the watermark is past it, the answer is final. */
+static int64_t
+release_point(const ss_asof *j, const struct asof_key *k, int64_t t)
+{
+	if (j->o.direction == SS_ASOF_BACKWARD)
+		return j->o.strict ? t - 1 : t;
+	int64_t p = j->o.tolerance < 0 ? INT64_MAX : sat_add(t, j->o.tolerance);
+	const struct asof_right *f = asof_hist_forward(k, t, j->o.strict);
+	if (f)
+		p = min64(p, f->t);
+	if (j->o.direction == SS_ASOF_NEAREST) {
+		const struct asof_right *b = asof_hist_backward(k, t, j->o.strict);
+		if (b)
+			p = min64(p, sat_add(t, t - b->t));
+	}
+	return p;
+}
+
+/* A right record at r can only lower a held record's release point. */
+static int64_t
+release_point_after(const ss_asof *j, const struct asof_held *h, int64_t r)
+{
+	bool fwd = j->o.strict ? r > h->t : r >= h->t;
+	bool back = j->o.strict ? r < h->t : r <= h->t;
+
+	if (j->o.direction == SS_ASOF_FORWARD)
+		return fwd ? min64(h->p, r) : h->p;
+	if (fwd)
+		return min64(h->p, r);
+	if (back)
+		return min64(h->p, sat_add(h->t, h->t - r));
+	return h->p;
+}
+
+/* ---- held records ---- */
+
+/* Put a held record into its key's list, the arrival list and the release heap. */
+void
+asof_held_link(ss_asof *j, struct asof_held *h)
+{
+	struct asof_key *k = h->key;
+
+	h->knext = k->held;
+	h->kprev = NULL;
+	if (k->held)
+		k->held->kprev = h;
+	k->held = h;
+	h->anext = NULL;
+	h->aprev = j->alast;
+	if (j->alast)
+		j->alast->anext = h;
+	else
+		j->afirst = h;
+	j->alast = h;
+	asof_heap_push(&j->heap, h);
+	j->held_bytes += sizeof *h + h->len;
+}
+
+/* Held records beyond the memory bound wait in the state file (or a temporary one). */
+static void
+spill_out(ss_asof *j, struct asof_held *h)
+{
+	if (j->spill == NULL)
+		j->spill = asof_state_open("");
+	asof_state_held_put(j->spill, h, true);
+	j->spilled++;
+	if (j->spill_min_t == ASOF_NONE || h->t < j->spill_min_t)
+		j->spill_min_t = h->t;
+	free(h);
+}
+
+static void
+hold(ss_asof *j, struct asof_key *k, const struct asof_in *in, int64_t p, const struct asof_right *r,
+     int64_t revision)
+{
+	struct asof_held *h = ss_xmalloc(sizeof *h + in->len);
+
+	*h = (struct asof_held){.t = in->t, .p = p, .since = ss_time_mono(), .id = ++j->lid,
+				.match = r ? r->seq : 0, .revision = (uint32_t)revision, .line = in->line,
+				.key = k, .len = in->len};
+	memcpy(h->raw, in->raw, in->len);
+	if (j->o.emit == SS_ASOF_DEFER && (j->spilled > 0 || j->held_bytes + sizeof *h + h->len > j->spill_limit)) {
+		spill_out(j, h);
+		return;
+	}
+	asof_held_link(j, h);
+	if (j->st)
+		asof_state_held_put(j->st, h, false);
+}
+
+static void
+unhold(ss_asof *j, struct asof_held *h)
+{
+	struct asof_key *k = h->key;
+
+	if (h->kprev)
+		h->kprev->knext = h->knext;
+	else
+		k->held = h->knext;
+	if (h->knext)
+		h->knext->kprev = h->kprev;
+	if (h->aprev)
+		h->aprev->anext = h->anext;
+	else
+		j->afirst = h->anext;
+	if (h->anext)
+		h->anext->aprev = h->aprev;
+	else
+		j->alast = h->aprev;
+	if (j->st)
+		asof_state_held_del(j->st, h);
+	j->held_bytes -= sizeof *h + h->len;
+	free(h);
+}
+
+/* Emit (defer) or close (revise) a held record whose answer is final. */
+static void
+release(ss_asof *j, struct asof_held *h)
+{
+	if (j->o.emit == SS_ASOF_DEFER)
+		emit(j, h->raw, h->len, h->line, best_match(j, h->key, h->t), -1);
+	unhold(j, h);
+}
+
+/* Is the answer of a record with release point p final? */
+static bool
+final(const ss_asof *j, int64_t p)
+{
+	return j->right_eof || p < watermark(j);
+}
+
+static void
+release_spilled(ss_asof *j, struct asof_held *h)
+{
+	emit(j, h->raw, h->len, h->line, best_match(j, h->key, h->t), -1);
+	free(h);
+}
+
+/* A spilled record back in memory: its release point may have come closer meanwhile. */
+static void
+relink(ss_asof *j, struct asof_held *h)
+{
+	h->p = min64(h->p, release_point(j, h->key, h->t));
+	asof_held_link(j, h);
+	if (j->st)
+		asof_state_held_put(j->st, h, false);
+}
+
+enum { UNSPILL_BATCH = 1024 };
+
+static void
+release_final(ss_asof *j)
+{
+	for (;;) {
+		while (j->heap.n > 0 && final(j, j->heap.v[0]->p))
+			release(j, asof_heap_pop(&j->heap));
+		if (j->spilled == 0)
+			break;
+		int64_t wm = watermark(j);
+		size_t n = 0;
+		if (j->right_eof || wm != ASOF_NONE)
+			n += asof_state_unspill(j->spill, j, false, j->right_eof ? INT64_MAX : wm - 1,
+						UNSPILL_BATCH, release_spilled);
+		if (j->held_bytes < j->spill_limit / 2)
+			n += asof_state_unspill(j->spill, j, false, INT64_MAX, UNSPILL_BATCH, relink);
+		if (n == 0)
+			break;
+	}
+	if (j->spilled > 0)
+		j->spill_min_t = asof_state_spill_min(j->spill);
+}
+
+void
+asof_tick(ss_asof *j)
+{
+	if (j->o.max_delay < 0 || j->o.emit != SS_ASOF_DEFER)
+		return;
+	int64_t now = ss_time_mono();
+	while (j->afirst && now - j->afirst->since >= j->o.max_delay) {
+		struct asof_held *h = j->afirst;
+		asof_heap_remove(&j->heap, h);
+		release(j, h);
+	}
+	while (j->spilled > 0 &&
+	       asof_state_unspill(j->spill, j, true, now - j->o.max_delay, UNSPILL_BATCH, release_spilled) > 0)
+		;
+}
+
+int
+asof_poll_timeout(const ss_asof *j)
+{
+	if (j->o.max_delay < 0 || j->o.emit != SS_ASOF_DEFER || j->afirst == NULL)
+		return -1;
+	int64_t left = j->afirst->since + j->o.max_delay - ss_time_mono();
+	return left <= 0 ? 0 : (int)(left / 1000000 + 1);
+}
+
+bool
+asof_done(const ss_asof *j)
+{
+	return j->left_eof && (j->right_eof || (j->heap.n == 0 && j->spilled == 0));
+}
+
+/* ---- records ---- */
+
+/* With --state, flush the results and commit every so many records, so that a crash
+ * replays a bounded tail (results are flushed first: at least once, never lost). */
+static void
+checkpoint(ss_asof *j)
+{
+	if (j->st && ++j->uncommitted >= CHECKPOINT_RECORDS)
+		asof_idle(j);
+}
+
+static void
+drop_from_state(const struct asof_key *k, const struct asof_right *r, void *arg)
+{
+	asof_state_right_del(arg, k, r);
+}
+
+/* Keep history from the slower stream's position minus --retain, and whatever the held
+ * records of this key still need. */
+static void
+prune(ss_asof *j, struct asof_key *k)
+{
+	if (j->lw == ASOF_NONE || k->n < 2)
+		return;
+	int64_t cutoff = sat_add(min64(j->lw, watermark(j)), -j->o.retain);
+	if (k->hist[1].t >= cutoff)
+		return;
+	if (j->o.direction == SS_ASOF_BACKWARD) {
+		/* release points are the left times: the heap's top is the oldest held */
+		if (j->heap.n > 0)
+			cutoff = min64(cutoff, j->heap.v[0]->t);
+	} else {
+		for (const struct asof_held *h = k->held; h; h = h->knext)
+			cutoff = min64(cutoff, h->t);
+	}
+	if (j->spilled > 0)
+		cutoff = min64(cutoff, j->spill_min_t);
+	asof_hist_prune(k, cutoff, j->st ? drop_from_state : NULL, j->st);
+}
+
+static void
+late(ss_asof *j, const struct asof_in *in)
+{
+	j->nlate++;
+	if (j->late) {
+		fwrite(in->raw, 1, in->len, j->late);
+		fputc('\n', j->late);
+	}
+}
+
+/* Revise the open records of key k (and lower release points) after a right record. */
+static void
+right_changed(ss_asof *j, struct asof_key *k, int64_t t)
+{
+	for (struct asof_held *h = k->held; h; h = h->knext) {
+		if (j->o.direction != SS_ASOF_BACKWARD) {
+			int64_t p = release_point_after(j, h, t);
+			if (p != h->p) {
+				h->p = p;
+				asof_heap_fix(&j->heap, h);
+			}
+		}
+		if (j->o.emit != SS_ASOF_REVISE)
+			continue;
+		const struct asof_right *r = best_match(j, k, h->t);
+		uint64_t seq = r ? r->seq : 0;
+		if (seq == h->match)
+			continue;
+		h->match = seq;
+		h->revision++;
+		j->revisions++;
+		emit(j, h->raw, h->len, h->line, r, h->revision);
+		if (j->st)
+			asof_state_held_put(j->st, h, false);
+	}
+}
+
+void
+asof_right(ss_asof *j, const struct asof_in *in)
+{
+	if (in->has_env && asof_state_seen(j->st, &in->env)) {
+		j->replayed++;
+		return;
+	}
+	j->nright++;
+	if (j->maxr != ASOF_NONE && in->t < watermark(j)) {
+		late(j, in);
+	} else {
+		struct asof_key *k = asof_key_get(&j->keys, in->key.data, in->key.len);
+		char *raw = ss_xmalloc(in->len ? in->len : 1);
+		memcpy(raw, in->raw, in->len);
+		const struct asof_right *r = asof_hist_put(k, in->t, ++j->rseq, raw, in->len);
+		if (j->st)
+			asof_state_right_put(j->st, k, r);
+		if (in->t > j->maxr)
+			j->maxr = in->t;
+		if (k->held && (j->o.direction != SS_ASOF_BACKWARD || j->o.emit == SS_ASOF_REVISE))
+			right_changed(j, k, in->t);
+		prune(j, k);
+	}
+	if (in->has_env)
+		asof_state_applied(j->st, &in->env);
+	release_final(j);
+	checkpoint(j);
+}
+
+/* Revision number of a left record's first result in this run: 0, or the next one when
+ * the record is a replay (after a seek) of one already emitted. */
+static int64_t
+first_revision(ss_asof *j, const struct asof_in *in)
+{
+	if (!in->has_env)
+		return 0;
+	int64_t rev = asof_state_revision_get(j->st, &in->env) + 1;
+	asof_state_revision_set(j->st, &in->env, rev);
+	return rev;
+}
+
+void
+asof_left(ss_asof *j, const struct asof_in *in)
+{
+	bool replay = in->has_env && asof_state_seen(j->st, &in->env);
+
+	if (replay && j->o.emit != SS_ASOF_REVISE) {
+		j->replayed++;
+		return;
+	}
+	j->nleft++;
+	if (in->t > j->lw)
+		j->lw = in->t;
+	struct asof_key *k = asof_key_get(&j->keys, in->key.data, in->key.len);
+	if (expired(j, k, in->t)) {
+		j->expired++;
+		emit(j, in->raw, in->len, in->line, NULL, j->o.emit == SS_ASOF_REVISE ? first_revision(j, in) : -1);
+	} else if (j->o.emit == SS_ASOF_EAGER) {
+		emit(j, in->raw, in->len, in->line, best_match(j, k, in->t), -1);
+	} else {
+		const struct asof_right *r = best_match(j, k, in->t);
+		int64_t p = release_point(j, k, in->t);
+		if (j->o.emit == SS_ASOF_REVISE) {
+			int64_t rev = first_revision(j, in);
+			emit(j, in->raw, in->len, in->line, r, rev);
+			if (!final(j, p))
+				hold(j, k, in, p, r, rev);
+		} else if (final(j, p)) {
+			emit(j, in->raw, in->len, in->line, r, -1);
+		} else {
+			hold(j, k, in, p, r, 0);
+		}
+	}
+	if (in->has_env)
+		asof_state_applied(j->st, &in->env);
+	checkpoint(j);
+}
+
+void
+asof_right_end(ss_asof *j)
+{
+	j->right_eof = true;
+	release_final(j);
+}
+
+void
+asof_idle(void *arg)
+{
+	ss_asof *j = arg;
+
+	ss_writer_flush(j->out);
+	if (j->late)
+		fflush(j->late);
+	if (j->st) {
+		asof_state_meta(j->st, j);
+		asof_state_commit(j->st);
+		j->uncommitted = 0;
+	}
+	if (j->spill && j->spill != j->st)
+		asof_state_commit(j->spill);
+}
+
+void
+ss_asof_summary(const ss_asof *j)
+{
+	ss_diag_warn("left %" PRIu64 " (emitted %" PRIu64 ", matched %" PRIu64 ", expired %" PRIu64
+		     ", replayed %" PRIu64 "), right %" PRIu64 " (late %" PRIu64 "), revisions %" PRIu64
+		     ", held %zu",
+		     j->nleft, j->emitted, j->matched, j->expired, j->replayed, j->nright, j->nlate,
+		     j->revisions, j->heap.n + (size_t)j->spilled);
+}
+
+void
+ss_asof_free(ss_asof *j)
+{
+	if (j == NULL)
+		return;
+	exit_handler();
+	atexit_join = NULL;
+	if (j->spill && j->spill != j->st)
+		asof_state_close(j->spill);
+	if (j->st)
+		asof_state_close(j->st);
+	while (j->afirst) {
+		struct asof_held *h = j->afirst;
+		j->afirst = h->anext;
+		free(h);
+	}
+	free(j->heap.v);
+	asof_map_free(&j->keys);
+	ss_expr_free(j->lon);
+	ss_expr_free(j->ron);
+	ss_expr_free(j->lby);
+	ss_expr_free(j->rby);
+	if (j->select)
+		jq_teardown(&j->select);
+	if (j->late)
+		fclose(j->late);
+	ss_buf_free(&j->obuf);
+	ss_buf_free(&j->lin.key);
+	ss_buf_free(&j->rin.key);
+	free(j);
+}

@@ -1,0 +1,48 @@
+/* asof: the as-of ("nearby") join of two NDJSON streams, with the late-event policies
+ * of MISSION.md (eager, defer, revise).
+ * A join owns its readers, its state (memory, and the --state SQLite file if given),
+ * and the --late-file; it writes results to the ss_writer given to ss_asof_new, which
+ * stays the caller's. The options struct and its strings are borrowed until
+ * ss_asof_free. */
+#ifndef SS_ASOF_H
+#define SS_ASOF_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ndjson.h"
+#include "sstime.h"
+
+enum ss_asof_dir { SS_ASOF_BACKWARD, SS_ASOF_FORWARD, SS_ASOF_NEAREST };
+enum ss_asof_emit { SS_ASOF_EAGER, SS_ASOF_DEFER, SS_ASOF_REVISE };
+
+struct ss_asof_opts {
+	const char *left_on, *right_on; /* jq expressions giving the event time */
+	const char *left_by, *right_by; /* equality key expressions, or NULL for none */
+	enum ss_asof_dir direction;
+	bool strict;           /* exact time matches do not count */
+	int64_t tolerance;     /* ns, or -1 for unlimited */
+	bool inner;            /* drop left records without a match */
+	enum ss_asof_emit emit;
+	int64_t grace;         /* ns the right stream may run out of order */
+	int64_t retain;        /* ns of right history kept behind the slower stream */
+	int64_t max_delay;     /* ns of wall clock a deferred record may wait, or -1 */
+	const char *select;    /* jq expression over each output object, or NULL */
+	const char *state;     /* SQLite state file, or NULL */
+	const char *late_file; /* where late right records go, or NULL */
+	struct ss_errpolicy *onerror;
+	enum ss_tsunit unit;
+};
+
+typedef struct ss_asof ss_asof;
+/* Compile the expressions (exit 3 on a bad one), open the state and the late file. */
+ss_asof *ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out);
+/* Join LEFT and RIGHT (paths, "-" for stdin) until the result is complete: both inputs
+ * ended, or the left ended with nothing left to emit or revise. Returns an exit code;
+ * data errors under --on-error fail exit from inside (state committed first). */
+int ss_asof_run(ss_asof *j, const char *left, const char *right);
+/* Print the one-line summary (records, matches, late, expired) on stderr; done at exit
+ * when there are late, expired, replayed or still held records. */
+void ss_asof_summary(const ss_asof *j);
+/* Commit the state and free everything. */
+void ss_asof_free(ss_asof *j);
+#endif

@@ -1,0 +1,154 @@
+/* asof_impl: internals shared by lib/asof*.c; not an API for other modules.
+ *
+ * Hot state lives in memory: per join key, the right history as an array sorted by
+ * event time (pruned behind the slower stream), and the left records still held
+ * (defer) or open for revision (revise) in a heap ordered by their release point.
+ * The --state file mirrors that state (lib/asof_state.c). */
+#ifndef SS_ASOF_IMPL_H
+#define SS_ASOF_IMPL_H
+#include <jq.h>
+#include <stdio.h>
+
+#include "asof.h"
+#include "buf.h"
+#include "envelope.h"
+#include "expr.h"
+
+#define ASOF_NONE INT64_MIN /* no time yet */
+#define CHECKPOINT_RECORDS 10000
+
+/* One right record; raw is malloc'd and owned by the history. */
+struct asof_right {
+	int64_t t;
+	uint64_t seq; /* arrival number: tells one record from its replacement */
+	uint32_t len;
+	char *raw;
+};
+
+struct asof_held;
+
+struct asof_key {
+	uint64_t hash;
+	uint32_t enclen;
+	char *enc;
+	struct asof_right *hist; /* sorted by t, unique t */
+	size_t n, cap;
+	bool pruned; /* older history was dropped: lookups before hist[0] are unknown */
+	struct asof_held *held;  /* this key's held/open left records */
+};
+
+/* A left record held for defer, or open for revision (revise). */
+struct asof_held {
+	int64_t t;       /* left event time */
+	int64_t p;       /* release point: final once the right watermark is past it */
+	int64_t since;   /* monotonic arrival time, for --max-delay */
+	uint64_t id;     /* row id in the state file */
+	uint64_t match;  /* seq of the right record last emitted with it, 0 for none */
+	uint32_t revision;
+	uint64_t line;
+	size_t heap;     /* index in the release heap */
+	struct asof_key *key;
+	struct asof_held *knext, *kprev; /* per-key list */
+	struct asof_held *anext, *aprev; /* arrival order, for --max-delay */
+	size_t len;
+	char raw[];
+};
+
+struct asof_map {
+	struct asof_key **slot;
+	size_t cap, n;
+};
+
+struct asof_heap {
+	struct asof_held **v;
+	size_t n, cap;
+};
+
+/* A parsed input record. */
+struct asof_in {
+	const char *raw;
+	size_t len;
+	uint64_t line;
+	int64_t t;
+	ss_buf key; /* keyenc bytes; empty without --by */
+	bool has_env;
+	struct ss_envelope env;
+};
+
+struct asof_state;
+
+struct ss_asof {
+	struct ss_asof_opts o;
+	ss_writer *out;
+	ss_expr *lon, *ron, *lby, *rby;
+	jq_state *select;
+	struct asof_map keys;
+	struct asof_heap heap;
+	struct asof_held *afirst, *alast;
+	int64_t maxr;     /* newest right event time applied */
+	int64_t lw;       /* newest left event time seen */
+	bool left_eof, right_eof;
+	uint64_t rseq, lid;
+	uint64_t uncommitted; /* records since the last state commit */
+	ss_buf obuf;
+	struct asof_in lin, rin;
+	const char *lname, *rname;
+	FILE *late;
+	struct asof_state *st;    /* --state, or NULL */
+	struct asof_state *spill; /* where held records overflow: st, or a temporary file */
+	size_t held_bytes, spill_limit;
+	uint64_t spilled;         /* held records on disk, not in memory */
+	int64_t spill_min_t;
+	/* counters for the summary */
+	uint64_t nleft, nright, emitted, matched, nlate, expired, revisions, replayed;
+};
+
+/* asof_hist.c: keys, right history, release heap. */
+struct asof_key *asof_key_get(struct asof_map *m, const char *enc, size_t len);
+void asof_map_free(struct asof_map *m);
+/* Insert (or replace the record with the same time); takes ownership of raw. */
+const struct asof_right *asof_hist_put(struct asof_key *k, int64_t t, uint64_t seq, char *raw, size_t len);
+const struct asof_right *asof_hist_backward(const struct asof_key *k, int64_t t, bool strict);
+const struct asof_right *asof_hist_forward(const struct asof_key *k, int64_t t, bool strict);
+/* Drop records older than cutoff except the newest of them; cb sees each dropped one. */
+void asof_hist_prune(struct asof_key *k, int64_t cutoff,
+		     void (*cb)(const struct asof_key *, const struct asof_right *, void *), void *arg);
+void asof_heap_push(struct asof_heap *h, struct asof_held *x);
+struct asof_held *asof_heap_pop(struct asof_heap *h);
+void asof_heap_remove(struct asof_heap *h, struct asof_held *x);
+void asof_heap_fix(struct asof_heap *h, struct asof_held *x);
+
+/* asof.c: the engine, fed one parsed record at a time. */
+bool asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in);
+void asof_left(ss_asof *j, const struct asof_in *in);
+void asof_right(ss_asof *j, const struct asof_in *in);
+void asof_right_end(ss_asof *j);
+void asof_tick(ss_asof *j);
+int asof_poll_timeout(const ss_asof *j);
+bool asof_done(const ss_asof *j);
+void asof_idle(void *j);
+void asof_held_link(ss_asof *j, struct asof_held *h);
+
+/* asof_state.c: the --state file. */
+/* path "" opens a private temporary file (for spilling without --state). */
+struct asof_state *asof_state_open(const char *path);
+void asof_state_close(struct asof_state *st);
+/* Load right history, held records and watermarks into j. */
+void asof_state_load(struct asof_state *st, ss_asof *j);
+/* Has this enveloped record been applied already? */
+bool asof_state_seen(struct asof_state *st, const struct ss_envelope *env);
+void asof_state_applied(struct asof_state *st, const struct ss_envelope *env);
+void asof_state_right_put(struct asof_state *st, const struct asof_key *k, const struct asof_right *r);
+void asof_state_right_del(struct asof_state *st, const struct asof_key *k, const struct asof_right *r);
+void asof_state_held_put(struct asof_state *st, const struct asof_held *h, bool spilled);
+void asof_state_held_del(struct asof_state *st, const struct asof_held *h);
+void asof_state_meta(struct asof_state *st, const ss_asof *j);
+/* Revision counter of an enveloped left record (revise replays), -1 if unknown. */
+int64_t asof_state_revision_get(struct asof_state *st, const struct ss_envelope *env);
+void asof_state_revision_set(struct asof_state *st, const struct ss_envelope *env, int64_t rev);
+void asof_state_commit(struct asof_state *st);
+size_t asof_state_unspill(struct asof_state *st, ss_asof *j, bool by_since, int64_t max, size_t limit,
+			  void (*fn)(ss_asof *, struct asof_held *));
+/* Oldest event time among spilled records, ASOF_NONE if none. */
+int64_t asof_state_spill_min(struct asof_state *st);
+#endif

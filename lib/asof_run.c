@@ -1,0 +1,138 @@
+/* Feeding the join: two regular files are merged in event-time order (memory stays
+ * independent of their length); anything else is read as data arrives, with poll(),
+ * never blocking on one side while the other has data. */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "asof_impl.h"
+#include "diag.h"
+
+enum { BATCH = 256 }; /* lines taken from one side before looking at the other */
+
+static bool
+regular(ss_reader *r)
+{
+	struct stat st;
+
+	return fstat(ss_reader_fd(r), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Next good record of a regular file into in; false at its end. */
+static bool
+next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in)
+{
+	const char *line;
+	size_t len;
+
+	while (ss_reader_next(r, &line, &len) == 1)
+		if (asof_parse(j, left, line, len, ss_reader_lineno(r), in))
+			return true;
+	return false;
+}
+
+/* Both inputs are files: always apply the side whose next record is older (the right
+ * one on ties, so a left record sees the right records of its own time). */
+static void
+run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
+{
+	bool have_l = false, have_r = false;
+
+	for (;;) {
+		if (!have_l && !j->left_eof && !(have_l = next_record(j, l, true, &j->lin)))
+			j->left_eof = true;
+		if (!have_r && !j->right_eof && !(have_r = next_record(j, r, false, &j->rin)))
+			asof_right_end(j);
+		if (asof_done(j) || (!have_l && !have_r))
+			return;
+		if (have_r && (!have_l || j->rin.t <= j->lin.t)) {
+			asof_right(j, &j->rin);
+			have_r = false;
+		} else {
+			asof_left(j, &j->lin);
+			have_l = false;
+		}
+	}
+}
+
+/* Take up to BATCH ready lines from one side; false when it would block or ended. */
+static bool
+drain(ss_asof *j, ss_reader *rd, bool left)
+{
+	struct asof_in *in = left ? &j->lin : &j->rin;
+	const char *line;
+	size_t len;
+
+	for (int i = 0; i < BATCH; i++) {
+		int rc = ss_reader_try_next(rd, &line, &len);
+		if (rc < 0)
+			return false;
+		if (rc == 0) {
+			if (left)
+				j->left_eof = true;
+			else
+				asof_right_end(j);
+			return false;
+		}
+		if (!asof_parse(j, left, line, len, ss_reader_lineno(rd), in))
+			continue;
+		if (left)
+			asof_left(j, in);
+		else
+			asof_right(j, in);
+	}
+	return true;
+}
+
+static void
+wait_for_input(ss_asof *j, ss_reader *l, ss_reader *r)
+{
+	struct pollfd p[2];
+	nfds_t n = 0;
+
+	if (!j->left_eof)
+		p[n++] = (struct pollfd){.fd = ss_reader_fd(l), .events = POLLIN};
+	if (!j->right_eof)
+		p[n++] = (struct pollfd){.fd = ss_reader_fd(r), .events = POLLIN};
+	if (poll(p, n, asof_poll_timeout(j)) < 0 && errno != EINTR)
+		ss_diag_die(SS_EXIT_DATA, "poll: %s", strerror(errno));
+}
+
+static void
+run_live(ss_asof *j, ss_reader *l, ss_reader *r)
+{
+	while (!asof_done(j)) {
+		bool more = false;
+		if (!j->left_eof)
+			more |= drain(j, l, true);
+		if (!j->right_eof)
+			more |= drain(j, r, false);
+		asof_tick(j);
+		if (more || asof_done(j))
+			continue;
+		/* nothing ready on either side: results out now, state committed */
+		asof_idle(j);
+		wait_for_input(j, l, r);
+	}
+}
+
+int
+ss_asof_run(ss_asof *j, const char *left, const char *right)
+{
+	ss_reader *l = ss_reader_open(left);
+	ss_reader *r = ss_reader_open(right);
+
+	j->lname = ss_reader_name(l);
+	j->rname = ss_reader_name(r);
+	if (regular(l) && regular(r))
+		run_merged(j, l, r);
+	else
+		run_live(j, l, r);
+	asof_idle(j);
+	j->lname = left;
+	j->rname = right;
+	ss_reader_free(l);
+	ss_reader_free(r);
+	return SS_EXIT_OK;
+}

@@ -1,0 +1,346 @@
+/* The --state file: the join's memory mirrored into SQLite (lib/store.c's file, with
+ * tables of our own), written in the same batched transaction as the applied envelope
+ * offsets, so a restart after kill -9 neither applies a right record twice nor loses a
+ * held left record. Loaded back into memory at start: the retained history is small. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "asof_impl.h"
+#include "diag.h"
+#include "store.h"
+
+enum stmt {
+	RIGHT_PUT, RIGHT_DEL, HELD_PUT, HELD_DEL, META_PUT, REV_GET, REV_PUT, UNSPILL_P, UNSPILL_SINCE,
+	SPILL_MIN, STMT_N
+};
+
+static const char *const stmt_sql[STMT_N] = {
+	[RIGHT_PUT] = "INSERT OR REPLACE INTO asof_right(key, t, seq, rec) VALUES (?1, ?2, ?3, ?4)",
+	[RIGHT_DEL] = "DELETE FROM asof_right WHERE key = ?1 AND t = ?2",
+	[HELD_PUT] = "INSERT OR REPLACE INTO asof_held(id, key, t, p, match, revision, line, rec, spilled, since)"
+		     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+	[HELD_DEL] = "DELETE FROM asof_held WHERE id = ?1",
+	[META_PUT] = "INSERT OR REPLACE INTO asof_meta(name, value) VALUES (?1, ?2)",
+	[REV_GET] = "SELECT revision FROM asof_revision WHERE topic = ?1 AND partition = ?2 AND offset = ?3",
+	[REV_PUT] = "INSERT OR REPLACE INTO asof_revision(topic, partition, offset, revision)"
+		    " VALUES (?1, ?2, ?3, ?4)",
+	[UNSPILL_P] = "SELECT id, key, t, p, match, revision, line, rec FROM asof_held"
+		      " WHERE spilled = 1 AND p <= ?1 ORDER BY p, id LIMIT ?2",
+	[UNSPILL_SINCE] = "SELECT id, key, t, p, match, revision, line, rec FROM asof_held"
+			  " WHERE spilled = 1 AND since <= ?1 ORDER BY since LIMIT ?2",
+	[SPILL_MIN] = "SELECT min(t) FROM asof_held WHERE spilled = 1",
+};
+
+static const char schema[] =
+	"CREATE TABLE IF NOT EXISTS asof_right(key BLOB NOT NULL, t INTEGER NOT NULL,"
+	" seq INTEGER NOT NULL, rec TEXT NOT NULL, PRIMARY KEY(key, t)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS asof_held(id INTEGER PRIMARY KEY, key BLOB NOT NULL,"
+	" t INTEGER NOT NULL, p INTEGER NOT NULL, match INTEGER NOT NULL, revision INTEGER NOT NULL,"
+	" line INTEGER NOT NULL, rec TEXT NOT NULL, spilled INTEGER NOT NULL DEFAULT 0,"
+	" since INTEGER NOT NULL DEFAULT 0);"
+	"CREATE INDEX IF NOT EXISTS asof_held_spilled ON asof_held(spilled, p, id);"
+	"CREATE INDEX IF NOT EXISTS asof_held_since ON asof_held(spilled, since);"
+	"CREATE INDEX IF NOT EXISTS asof_held_t ON asof_held(spilled, t);"
+	"CREATE TABLE IF NOT EXISTS asof_meta(name TEXT PRIMARY KEY, value INTEGER) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS asof_revision(topic TEXT NOT NULL, partition INTEGER NOT NULL,"
+	" offset INTEGER NOT NULL, revision INTEGER NOT NULL,"
+	" PRIMARY KEY(topic, partition, offset)) WITHOUT ROWID;";
+
+struct asof_state {
+	ss_store *store;
+	sqlite3 *db;
+	sqlite3_stmt *st[STMT_N];
+};
+
+static void
+die_db(struct asof_state *s, const char *what)
+{
+	int rc = sqlite3_errcode(s->db);
+	int code = rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? SS_EXIT_TEMPFAIL : SS_EXIT_DATA;
+
+	ss_diag_die(code, "%s: %s: %s", ss_store_path(s->store), what, sqlite3_errmsg(s->db));
+}
+
+static sqlite3_stmt *
+stmt(struct asof_state *s, enum stmt which)
+{
+	if (s->st[which] == NULL && sqlite3_prepare_v2(s->db, stmt_sql[which], -1, &s->st[which], NULL) != SQLITE_OK)
+		die_db(s, "prepare");
+	sqlite3_reset(s->st[which]);
+	sqlite3_clear_bindings(s->st[which]);
+	return s->st[which];
+}
+
+/* Run a write statement inside the open batch. */
+static void
+write_step(struct asof_state *s, sqlite3_stmt *st)
+{
+	ss_store_begin(s->store);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		die_db(s, "write");
+}
+
+struct asof_state *
+asof_state_open(const char *path)
+{
+	struct asof_state *s = calloc(1, sizeof *s);
+
+	if (s == NULL)
+		ss_diag_die(SS_EXIT_DATA, "out of memory");
+	s->store = ss_store_open(path, 0);
+	s->db = ss_store_db(s->store);
+	if (sqlite3_exec(s->db, schema, NULL, NULL, NULL) != SQLITE_OK)
+		die_db(s, "schema");
+	return s;
+}
+
+void
+asof_state_close(struct asof_state *s)
+{
+	for (int i = 0; i < STMT_N; i++)
+		sqlite3_finalize(s->st[i]);
+	ss_store_close(s->store);
+	free(s);
+}
+
+void
+asof_state_commit(struct asof_state *s)
+{
+	ss_store_commit(s->store);
+}
+
+bool
+asof_state_seen(struct asof_state *s, const struct ss_envelope *env)
+{
+	return ss_store_offset_is_applied(s->store, env);
+}
+
+void
+asof_state_applied(struct asof_state *s, const struct ss_envelope *env)
+{
+	ss_store_offset_set(s->store, env->topic, env->partition, env->offset);
+}
+
+void
+asof_state_right_put(struct asof_state *s, const struct asof_key *k, const struct asof_right *r)
+{
+	sqlite3_stmt *st = stmt(s, RIGHT_PUT);
+
+	sqlite3_bind_blob(st, 1, k->enc, (int)k->enclen, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, r->t);
+	sqlite3_bind_int64(st, 3, (int64_t)r->seq);
+	sqlite3_bind_text(st, 4, r->raw, (int)r->len, SQLITE_STATIC);
+	write_step(s, st);
+}
+
+void
+asof_state_right_del(struct asof_state *s, const struct asof_key *k, const struct asof_right *r)
+{
+	sqlite3_stmt *st = stmt(s, RIGHT_DEL);
+
+	sqlite3_bind_blob(st, 1, k->enc, (int)k->enclen, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, r->t);
+	write_step(s, st);
+}
+
+void
+asof_state_held_put(struct asof_state *s, const struct asof_held *h, bool spilled)
+{
+	sqlite3_stmt *st = stmt(s, HELD_PUT);
+
+	sqlite3_bind_int64(st, 1, (int64_t)h->id);
+	sqlite3_bind_blob(st, 2, h->key->enc, (int)h->key->enclen, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, h->t);
+	sqlite3_bind_int64(st, 4, h->p);
+	sqlite3_bind_int64(st, 5, (int64_t)h->match);
+	sqlite3_bind_int64(st, 6, h->revision);
+	sqlite3_bind_int64(st, 7, (int64_t)h->line);
+	sqlite3_bind_text(st, 8, h->raw, (int)h->len, SQLITE_STATIC);
+	sqlite3_bind_int(st, 9, spilled);
+	sqlite3_bind_int64(st, 10, h->since);
+	write_step(s, st);
+}
+
+void
+asof_state_held_del(struct asof_state *s, const struct asof_held *h)
+{
+	sqlite3_stmt *st = stmt(s, HELD_DEL);
+
+	sqlite3_bind_int64(st, 1, (int64_t)h->id);
+	write_step(s, st);
+}
+
+static void
+meta_put(struct asof_state *s, const char *name, int64_t v)
+{
+	sqlite3_stmt *st = stmt(s, META_PUT);
+
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, v);
+	write_step(s, st);
+}
+
+void
+asof_state_meta(struct asof_state *s, const ss_asof *j)
+{
+	meta_put(s, "maxr", j->maxr);
+	meta_put(s, "lw", j->lw);
+	meta_put(s, "rseq", (int64_t)j->rseq);
+	meta_put(s, "lid", (int64_t)j->lid);
+}
+
+int64_t
+asof_state_revision_get(struct asof_state *s, const struct ss_envelope *env)
+{
+	sqlite3_stmt *st = stmt(s, REV_GET);
+	int64_t rev = -1;
+
+	sqlite3_bind_text(st, 1, env->topic, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, env->partition);
+	sqlite3_bind_int64(st, 3, env->offset);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		rev = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return rev;
+}
+
+void
+asof_state_revision_set(struct asof_state *s, const struct ss_envelope *env, int64_t rev)
+{
+	sqlite3_stmt *st = stmt(s, REV_PUT);
+
+	sqlite3_bind_text(st, 1, env->topic, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, env->partition);
+	sqlite3_bind_int64(st, 3, env->offset);
+	sqlite3_bind_int64(st, 4, rev);
+	write_step(s, st);
+}
+
+/* ---- loading ---- */
+
+static sqlite3_stmt *
+query(struct asof_state *s, const char *sql)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		die_db(s, "load");
+	return st;
+}
+
+static void
+load_meta(struct asof_state *s, ss_asof *j)
+{
+	sqlite3_stmt *st = query(s, "SELECT name, value FROM asof_meta");
+
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		int64_t v = sqlite3_column_int64(st, 1);
+		if (strcmp(name, "maxr") == 0)
+			j->maxr = v;
+		else if (strcmp(name, "lw") == 0)
+			j->lw = v;
+		else if (strcmp(name, "rseq") == 0)
+			j->rseq = (uint64_t)v;
+		else if (strcmp(name, "lid") == 0)
+			j->lid = (uint64_t)v;
+	}
+	sqlite3_finalize(st);
+}
+
+static void
+load_right(struct asof_state *s, ss_asof *j)
+{
+	sqlite3_stmt *st = query(s, "SELECT key, t, seq, rec FROM asof_right ORDER BY key, t");
+
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const void *key = sqlite3_column_blob(st, 0);
+		struct asof_key *k = asof_key_get(&j->keys, key ? key : "", (size_t)sqlite3_column_bytes(st, 0));
+		size_t len = (size_t)sqlite3_column_bytes(st, 3);
+		char *raw = ss_xmalloc(len + 1);
+		memcpy(raw, sqlite3_column_text(st, 3), len);
+		asof_hist_put(k, sqlite3_column_int64(st, 1), (uint64_t)sqlite3_column_int64(st, 2), raw, len);
+	}
+	sqlite3_finalize(st);
+}
+
+/* Held records wait on disk (spilled) until there is room in memory for them. */
+static void
+load_held(struct asof_state *s, ss_asof *j)
+{
+	sqlite3_stmt *st = query(s, "UPDATE asof_held SET spilled = 1, since = ?1");
+
+	/* --max-delay counts from this start: the old clock means nothing now */
+	sqlite3_bind_int64(st, 1, ss_time_mono());
+	ss_store_begin(s->store);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		die_db(s, "load");
+	sqlite3_finalize(st);
+	st = query(s, "SELECT count(*), min(t) FROM asof_held");
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		j->spilled = (uint64_t)sqlite3_column_int64(st, 0);
+		j->spill_min_t = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+}
+
+/* Take up to limit spilled records with p <= max_p (by_since: arrived at or before
+ * max_p), in release order; fn gets each, and owns it. */
+size_t
+asof_state_unspill(struct asof_state *s, ss_asof *j, bool by_since, int64_t max_p, size_t limit,
+		   void (*fn)(ss_asof *, struct asof_held *))
+{
+	sqlite3_stmt *st = stmt(s, by_since ? UNSPILL_SINCE : UNSPILL_P);
+	struct asof_held **taken = ss_xmalloc(limit * sizeof *taken);
+	size_t n = 0;
+
+	sqlite3_bind_int64(st, 1, max_p);
+	sqlite3_bind_int64(st, 2, (int64_t)limit);
+	while (n < limit && sqlite3_step(st) == SQLITE_ROW) {
+		size_t len = (size_t)sqlite3_column_bytes(st, 7);
+		const void *key = sqlite3_column_blob(st, 1);
+		struct asof_held *h = ss_xmalloc(sizeof *h + len);
+		*h = (struct asof_held){
+			.id = (uint64_t)sqlite3_column_int64(st, 0),
+			.key = asof_key_get(&j->keys, key ? key : "", (size_t)sqlite3_column_bytes(st, 1)),
+			.t = sqlite3_column_int64(st, 2),
+			.p = sqlite3_column_int64(st, 3),
+			.match = (uint64_t)sqlite3_column_int64(st, 4),
+			.revision = (uint32_t)sqlite3_column_int64(st, 5),
+			.line = (uint64_t)sqlite3_column_int64(st, 6),
+			.since = ss_time_mono(),
+			.len = len,
+		};
+		memcpy(h->raw, sqlite3_column_text(st, 7), len);
+		taken[n++] = h;
+	}
+	sqlite3_reset(st);
+	for (size_t i = 0; i < n; i++) {
+		asof_state_held_del(s, taken[i]);
+		j->spilled--;
+	}
+	for (size_t i = 0; i < n; i++)
+		fn(j, taken[i]);
+	free(taken);
+	return n;
+}
+
+int64_t
+asof_state_spill_min(struct asof_state *s)
+{
+	sqlite3_stmt *st = stmt(s, SPILL_MIN);
+	int64_t t = ASOF_NONE;
+
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		t = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return t;
+}
+
+void
+asof_state_load(struct asof_state *s, ss_asof *j)
+{
+	load_meta(s, j);
+	load_right(s, j);
+	load_held(s, j);
+}

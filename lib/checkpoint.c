@@ -1,0 +1,1098 @@
+/* checkpoint: see checkpoint.h for the tables and the ownership rules. */
+#include <errno.h>
+#include <fcntl.h>
+#include <jv.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "diag.h"
+#include "sstime.h"
+
+/* Collect one checkpoint's requests, call cb for each, delete them; the caller holds
+ * the write lock, so nobody adds a request between the read and the delete. */
+static int
+seeks_take_locked(sqlite3 *db, const char *checkpoint,
+    void (*cb)(const char *, int32_t, int64_t, void *), void *arg)
+{
+	sqlite3_stmt *sel = NULL, *del = NULL;
+	int n = 0, rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT topic, partition, offset FROM ss_seek_request"
+	    " WHERE checkpoint = ?1 ORDER BY topic, partition", -1, &sel, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "DELETE FROM ss_seek_request WHERE checkpoint = ?1",
+	    -1, &del, NULL) != SQLITE_OK) {
+		n = -1;
+		goto out;
+	}
+	sqlite3_bind_text(sel, 1, checkpoint, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
+		cb((const char *)sqlite3_column_text(sel, 0), sqlite3_column_int(sel, 1),
+		    sqlite3_column_int64(sel, 2), arg);
+		n++;
+	}
+	sqlite3_bind_text(del, 1, checkpoint, -1, SQLITE_STATIC);
+	if (rc != SQLITE_DONE || sqlite3_step(del) != SQLITE_DONE)
+		n = -1;
+out:
+	sqlite3_finalize(sel);
+	sqlite3_finalize(del);
+	return n;
+}
+
+/* Is there anything to take? A plain read, so the common answer (no) takes no lock. */
+static int
+seeks_pending(sqlite3 *db, const char *checkpoint)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM ss_seek_request WHERE checkpoint = ?1"
+	    " LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+		return strstr(sqlite3_errmsg(db), "no such table") ? 0 : -1;
+	sqlite3_bind_text(st, 1, checkpoint, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+ss_checkpoint_take_seeks(const char *db_path, const char *checkpoint,
+    void (*cb)(const char *topic, int32_t partition, int64_t offset, void *arg), void *arg)
+{
+	sqlite3 *db = NULL;
+	int n;
+
+	/* No CREATE: a state file that does not exist yet has no requests. */
+	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+		sqlite3_close(db);
+		return 0;
+	}
+	sqlite3_busy_timeout(db, 5000);
+	n = seeks_pending(db, checkpoint);
+	if (n > 0) {
+		if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+			n = -1;
+		else if ((n = seeks_take_locked(db, checkpoint, cb, arg)) < 0 ||
+		    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+			n = -1;
+		}
+	}
+	sqlite3_close(db);
+	return n;
+}
+
+/* ---- the state file ---- */
+
+static const char schema_sql[] =
+    "CREATE TABLE IF NOT EXISTS ss_checkpoint("
+    " name TEXT PRIMARY KEY, marker INTEGER, down_marker INTEGER,"
+    " episode_start INTEGER, episode_end INTEGER);"
+    "CREATE TABLE IF NOT EXISTS ss_checkpoint_dependency("
+    " checkpoint TEXT NOT NULL, name TEXT NOT NULL, marker INTEGER, since INTEGER,"
+    " threshold INTEGER, down INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(checkpoint, name));"
+    "CREATE TABLE IF NOT EXISTS ss_checkpoint_offset("
+    " checkpoint TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL,"
+    " offset INTEGER NOT NULL, saved INTEGER, PRIMARY KEY(checkpoint, topic, partition));"
+    /* events committed with the state change they announce, deleted once delivered:
+     * a crash in between delivers them again instead of never */
+    "CREATE TABLE IF NOT EXISTS ss_checkpoint_event("
+    " seq INTEGER PRIMARY KEY AUTOINCREMENT, checkpoint TEXT NOT NULL, kind TEXT NOT NULL,"
+    " dependency TEXT, json TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS ss_seek_request("
+    " checkpoint TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL,"
+    " offset INTEGER NOT NULL, PRIMARY KEY(checkpoint, topic, partition));"
+    "CREATE TABLE IF NOT EXISTS ss_offsets("
+    " topic TEXT NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL,"
+    " PRIMARY KEY(topic, partition)) WITHOUT ROWID;";
+
+static noreturn void
+db_fail(sqlite3 *db, const char *what)
+{
+	int rc = sqlite3_errcode(db) & 0xff;
+	const char *path = sqlite3_db_filename(db, "main");
+
+	ss_diag_die(rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_CANTOPEN ?
+	    SS_EXIT_TEMPFAIL : SS_EXIT_DATA, "%s: %s: %s", path && *path ? path : "?",
+	    what, sqlite3_errmsg(db));
+}
+
+static void
+db_exec(sqlite3 *db, const char *sql, const char *what)
+{
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		db_fail(db, what);
+}
+
+static sqlite3_stmt *
+db_prep(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		db_fail(db, "prepare");
+	return st;
+}
+
+/* Run a statement that returns no rows, and reset it for the next use. */
+static void
+db_done(sqlite3_stmt *st)
+{
+	if (sqlite3_step(st) != SQLITE_DONE)
+		db_fail(sqlite3_db_handle(st), "write");
+	sqlite3_reset(st);
+}
+
+/* IMMEDIATE: take the write lock up front. A read transaction that later wants to
+ * write fails at once (SQLITE_BUSY_SNAPSHOT, no busy wait) when the other process
+ * committed in between, and heartbeat and pulse commit all the time. */
+static void
+db_begin(sqlite3 *db)
+{
+	db_exec(db, "BEGIN IMMEDIATE", "begin");
+}
+
+static void
+db_commit(sqlite3 *db)
+{
+	db_exec(db, "COMMIT", "commit");
+}
+
+static void
+sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+/* Switching a new file to WAL needs a moment alone with it; two processes starting on
+ * the same new file take turns here. */
+static void
+db_wal(sqlite3 *db)
+{
+	int i, rc;
+
+	for (i = 0;; i++) {
+		rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+		if (rc == SQLITE_OK)
+			return;
+		if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED)
+			db_fail(db, "journal_mode=WAL");
+		if (i == 50)
+			db_fail(db, "journal_mode=WAL");
+		sleep_ms(100);
+	}
+}
+
+static sqlite3 *
+db_open(const char *path, bool readonly)
+{
+	sqlite3 *db = NULL;
+	int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+
+	if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK)
+		db_fail(db, "open");
+	sqlite3_busy_timeout(db, 5000);
+	if (readonly)
+		return db;
+	db_wal(db);
+	db_exec(db, "PRAGMA synchronous=NORMAL", "synchronous=NORMAL");
+	db_begin(db);
+	db_exec(db, schema_sql, "create tables");
+	db_commit(db);
+	return db;
+}
+
+static void
+text_bind(sqlite3_stmt *st, int i, const char *s)
+{
+	sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+}
+
+/* Wall-clock time for episode start and end, to the millisecond: enough for people. */
+static int64_t
+wall_now(void)
+{
+	return ss_time_now() / 1000000 * 1000000;
+}
+
+/* ---- JSON pieces for events and status ---- */
+
+static jv
+time_jv(int64_t ns)
+{
+	char buf[64];
+
+	ss_time_format(ns, buf, sizeof buf);
+	return jv_string(buf);
+}
+
+static jv
+column_time_jv(sqlite3_stmt *st, int col)
+{
+	if (sqlite3_column_type(st, col) == SQLITE_NULL)
+		return jv_null();
+	return time_jv(sqlite3_column_int64(st, col));
+}
+
+static jv
+seconds_jv(int64_t ns)
+{
+	return jv_number((double)ns / 1e9);
+}
+
+static jv
+set(jv o, const char *k, jv v)
+{
+	return jv_object_set(o, jv_string(k), v);
+}
+
+/* [{"topic":..,"partition":..,"offset":..}] from a statement yielding those columns. */
+static jv
+offsets_jv(sqlite3 *db, const char *sql, const char *checkpoint)
+{
+	sqlite3_stmt *st = db_prep(db, sql);
+	jv a = jv_array();
+	int rc;
+
+	text_bind(st, 1, checkpoint);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		jv o = set(jv_object(), "topic",
+		    jv_string((const char *)sqlite3_column_text(st, 0)));
+		o = set(o, "partition", jv_number(sqlite3_column_int(st, 1)));
+		a = jv_array_append(a, set(o, "offset", jv_number(sqlite3_column_int64(st, 2))));
+	}
+	if (rc != SQLITE_DONE)
+		db_fail(db, "read offsets");
+	sqlite3_finalize(st);
+	return a;
+}
+
+static const char sql_offsets_now[] = "SELECT topic, partition, offset FROM"
+    " ss_checkpoint_offset WHERE checkpoint = ?1 ORDER BY topic, partition";
+static const char sql_offsets_saved[] = "SELECT topic, partition, saved FROM"
+    " ss_checkpoint_offset WHERE checkpoint = ?1 AND saved IS NOT NULL ORDER BY topic, partition";
+static const char sql_seeks[] = "SELECT topic, partition, offset FROM"
+    " ss_seek_request WHERE checkpoint = ?1 ORDER BY topic, partition";
+
+/* ---- offsets seen, kept in memory between commits ---- */
+
+struct slot {
+	struct ss_envelope env;
+	bool dirty;
+};
+
+struct slots {
+	struct slot *v;
+	size_t n, cap, last;
+	bool dirty;
+};
+
+static bool
+slot_is(const struct slot *s, const struct ss_envelope *env)
+{
+	return s->env.partition == env->partition && strcmp(s->env.topic, env->topic) == 0;
+}
+
+static void
+slots_note(struct slots *s, const struct ss_envelope *env)
+{
+	size_t i = s->last;
+
+	/* records mostly come in runs from one partition: try the last one first */
+	if (i >= s->n || !slot_is(&s->v[i], env)) {
+		for (i = 0; i < s->n && !slot_is(&s->v[i], env); i++)
+			;
+		if (i == s->n) {
+			if (s->n == s->cap) {
+				s->cap = s->cap ? 2 * s->cap : 8;
+				s->v = ss_xrealloc(s->v, s->cap * sizeof *s->v);
+			}
+			s->v[s->n++].env = *env;
+		}
+	}
+	s->v[i].env.offset = env->offset;
+	s->v[i].dirty = s->dirty = true;
+	s->last = i;
+}
+
+/* ss_offsets always; ck (the checkpoint's own table) when not NULL. */
+static void
+slots_write(struct slots *s, sqlite3_stmt *offsets, sqlite3_stmt *ck)
+{
+	size_t i;
+
+	if (!s->dirty)
+		return;
+	for (i = 0; i < s->n; i++) {
+		struct slot *sl = &s->v[i];
+
+		if (!sl->dirty)
+			continue;
+		text_bind(offsets, 1, sl->env.topic);
+		sqlite3_bind_int(offsets, 2, sl->env.partition);
+		sqlite3_bind_int64(offsets, 3, sl->env.offset);
+		db_done(offsets);
+		if (ck) {
+			text_bind(ck, 2, sl->env.topic);
+			sqlite3_bind_int(ck, 3, sl->env.partition);
+			sqlite3_bind_int64(ck, 4, sl->env.offset);
+			db_done(ck);
+		}
+		sl->dirty = false;
+	}
+	s->dirty = false;
+}
+
+static const char sql_ss_offsets[] = "INSERT OR REPLACE INTO ss_offsets(topic, partition,"
+    " offset) VALUES(?1, ?2, ?3)";
+
+/* ---- heartbeat ---- */
+
+struct ss_checkpoint_hb {
+	sqlite3 *db;
+	sqlite3_stmt *beat, *offsets;
+	char *checkpoint, *dependency;
+	int64_t marker;
+	bool have, dirty;
+	struct slots slots;
+};
+
+ss_checkpoint_hb *
+ss_checkpoint_hb_open(const char *db_path, const char *checkpoint, const char *dependency)
+{
+	ss_checkpoint_hb *h = ss_xmalloc(sizeof *h);
+
+	memset(h, 0, sizeof *h);
+	h->db = db_open(db_path, false);
+	h->checkpoint = ss_xstrdup(checkpoint);
+	h->dependency = ss_xstrdup(dependency);
+	/* max of both, ignoring a NULL: a heartbeat never goes back in time */
+	h->beat = db_prep(h->db, "INSERT INTO ss_checkpoint_dependency(checkpoint, name, marker)"
+	    " VALUES(?1, ?2, ?3) ON CONFLICT(checkpoint, name) DO UPDATE SET marker ="
+	    " max(coalesce(marker, excluded.marker), coalesce(excluded.marker, marker))");
+	h->offsets = db_prep(h->db, sql_ss_offsets);
+	text_bind(h->beat, 1, h->checkpoint);
+	text_bind(h->beat, 2, h->dependency);
+	/* the row exists from the start, so status lists the dependency at once */
+	db_begin(h->db);
+	db_done(h->beat);
+	db_commit(h->db);
+	return h;
+}
+
+void
+ss_checkpoint_hb_beat(ss_checkpoint_hb *h, int64_t ts, const struct ss_envelope *env)
+{
+	if (!h->have || ts > h->marker) {
+		h->marker = ts;
+		h->have = h->dirty = true;
+	}
+	if (env)
+		slots_note(&h->slots, env);
+}
+
+void
+ss_checkpoint_hb_commit(ss_checkpoint_hb *h)
+{
+	if (!h->dirty && !h->slots.dirty)
+		return;
+	db_begin(h->db);
+	if (h->dirty) {
+		sqlite3_bind_int64(h->beat, 3, h->marker);
+		db_done(h->beat);
+	}
+	slots_write(&h->slots, h->offsets, NULL);
+	db_commit(h->db);
+	h->dirty = false;
+}
+
+void
+ss_checkpoint_hb_close(ss_checkpoint_hb *h)
+{
+	ss_checkpoint_hb_commit(h);
+	sqlite3_finalize(h->beat);
+	sqlite3_finalize(h->offsets);
+	sqlite3_close(h->db);
+	free(h->slots.v);
+	free(h->checkpoint);
+	free(h->dependency);
+	free(h);
+}
+
+/* ---- pulse ---- */
+
+struct pdep {
+	char *name;
+	int64_t threshold;
+	int64_t marker; /* its heartbeat, when heard */
+	int64_t since;  /* the dependent marker when first counted, when counted */
+	bool heard, counted, since_dirty, down;
+};
+
+struct ss_checkpoint_pulse {
+	sqlite3 *db;
+	char *checkpoint;
+	struct pdep *deps;
+	int ndeps;
+	int64_t marker, down_marker, episode_start;
+	bool have_marker, marker_dirty, paused, starting;
+	struct slots slots;
+	ss_checkpoint_event_fn *on_event;
+	void *arg;
+	sqlite3_stmt *st_marker, *st_since, *st_ckoff, *st_offsets, *st_heartbeats;
+};
+
+/* A dependency that never sent a heartbeat counts from the first dependent record
+ * (Slipstream does the same), so a silent dependency goes down after its threshold. */
+static int64_t
+dep_heartbeat(const struct pdep *d)
+{
+	return d->heard ? d->marker : d->since;
+}
+
+static bool
+dep_late(const ss_checkpoint_pulse *p, const struct pdep *d)
+{
+	return p->have_marker && (d->heard || d->counted) &&
+	    p->marker - dep_heartbeat(d) > d->threshold;
+}
+
+static bool
+any_late(const ss_checkpoint_pulse *p)
+{
+	int i;
+
+	for (i = 0; i < p->ndeps; i++)
+		if (dep_late(p, &p->deps[i]))
+			return true;
+	return false;
+}
+
+static struct pdep *
+dep_find(ss_checkpoint_pulse *p, const char *name)
+{
+	int i;
+
+	for (i = 0; i < p->ndeps; i++)
+		if (strcmp(p->deps[i].name, name) == 0)
+			return &p->deps[i];
+	return NULL;
+}
+
+/* Read the heartbeats the other process wrote. With load, also what pulse itself
+ * keeps there (since, down), once at open. */
+static void
+deps_read(ss_checkpoint_pulse *p, bool load)
+{
+	sqlite3_stmt *st = p->st_heartbeats;
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct pdep *d = dep_find(p, (const char *)sqlite3_column_text(st, 0));
+
+		if (!d)
+			continue;
+		if (sqlite3_column_type(st, 1) != SQLITE_NULL) {
+			d->marker = sqlite3_column_int64(st, 1);
+			d->heard = true;
+		}
+		if (load && sqlite3_column_type(st, 2) != SQLITE_NULL) {
+			d->since = sqlite3_column_int64(st, 2);
+			d->counted = true;
+		}
+		if (load)
+			d->down = sqlite3_column_int(st, 3) != 0;
+	}
+	if (rc != SQLITE_DONE)
+		db_fail(p->db, "read heartbeats");
+	sqlite3_reset(st);
+}
+
+static void
+event_add(ss_checkpoint_pulse *p, const char *kind, const char *dependency, jv ev)
+{
+	sqlite3_stmt *st = db_prep(p->db, "INSERT INTO ss_checkpoint_event(checkpoint, kind,"
+	    " dependency, json) VALUES(?1, ?2, ?3, ?4)");
+	jv text = jv_dump_string(ev, 0);
+
+	text_bind(st, 1, p->checkpoint);
+	text_bind(st, 2, kind);
+	text_bind(st, 3, dependency);
+	text_bind(st, 4, jv_string_value(text));
+	db_done(st);
+	sqlite3_finalize(st);
+	jv_free(text);
+}
+
+static char *
+column_dup(sqlite3_stmt *st, int col)
+{
+	const char *s = (const char *)sqlite3_column_text(st, col);
+
+	return s ? ss_xstrdup(s) : NULL;
+}
+
+/* Hand the committed events to the caller, oldest first, deleting each after it was
+ * delivered. One at a time and outside any transaction: a hook may take its time. */
+static void
+events_deliver(ss_checkpoint_pulse *p)
+{
+	sqlite3_stmt *st = db_prep(p->db, "SELECT seq, kind, dependency, json FROM"
+	    " ss_checkpoint_event WHERE checkpoint = ?1 ORDER BY seq LIMIT 1");
+	sqlite3_stmt *del = db_prep(p->db, "DELETE FROM ss_checkpoint_event WHERE seq = ?1");
+	int rc;
+
+	text_bind(st, 1, p->checkpoint);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t seq = sqlite3_column_int64(st, 0);
+		char *kind = column_dup(st, 1), *dep = column_dup(st, 2), *json = column_dup(st, 3);
+
+		sqlite3_reset(st);
+		p->on_event(kind, dep, json, p->arg);
+		sqlite3_bind_int64(del, 1, seq);
+		db_done(del);
+		free(kind);
+		free(dep);
+		free(json);
+	}
+	if (rc != SQLITE_DONE)
+		db_fail(p->db, "read events");
+	sqlite3_finalize(st);
+	sqlite3_finalize(del);
+}
+
+static jv
+downtime_jv(ss_checkpoint_pulse *p, const struct pdep *d, int64_t now)
+{
+	jv e = set(jv_object(), "event", jv_string("downtime"));
+
+	e = set(e, "checkpoint", jv_string(p->checkpoint));
+	e = set(e, "dependency", jv_string(d->name));
+	e = set(e, "dependent_marker", time_jv(p->marker));
+	e = set(e, "dependency_marker", d->heard ? time_jv(d->marker) : jv_null());
+	e = set(e, "lag", seconds_jv(p->marker - dep_heartbeat(d)));
+	e = set(e, "threshold", seconds_jv(d->threshold));
+	e = set(e, "offsets", offsets_jv(p->db, sql_offsets_saved, p->checkpoint));
+	return set(e, "time", time_jv(now));
+}
+
+static jv
+recovery_jv(ss_checkpoint_pulse *p, int64_t now)
+{
+	jv e = set(jv_object(), "event", jv_string("recovery"));
+	jv deps = jv_array();
+	int i;
+
+	for (i = 0; i < p->ndeps; i++) {
+		struct pdep *d = &p->deps[i];
+
+		if (d->down)
+			deps = jv_array_append(deps, set(set(jv_object(), "dependency",
+			    jv_string(d->name)), "dependency_marker", time_jv(d->marker)));
+	}
+	e = set(e, "checkpoint", jv_string(p->checkpoint));
+	e = set(e, "dependencies", deps);
+	e = set(e, "dependent_marker", time_jv(p->down_marker));
+	e = set(e, "seek", offsets_jv(p->db, sql_offsets_saved, p->checkpoint));
+	e = set(e, "downtime", seconds_jv(now - p->episode_start));
+	return set(e, "time", time_jv(now));
+}
+
+/* Inside the transaction that also stores the record which tripped it. */
+static void
+episode_begin(ss_checkpoint_pulse *p)
+{
+	sqlite3_stmt *ck = db_prep(p->db, "UPDATE ss_checkpoint SET down_marker = ?2,"
+	    " episode_start = ?3, episode_end = NULL WHERE name = ?1");
+	sqlite3_stmt *save = db_prep(p->db, "UPDATE ss_checkpoint_offset SET saved = offset"
+	    " WHERE checkpoint = ?1");
+	sqlite3_stmt *down = db_prep(p->db, "UPDATE ss_checkpoint_dependency SET down = 1"
+	    " WHERE checkpoint = ?1 AND name = ?2");
+	int64_t now = wall_now();
+	int i;
+
+	p->episode_start = now;
+	text_bind(ck, 1, p->checkpoint);
+	sqlite3_bind_int64(ck, 2, p->down_marker);
+	sqlite3_bind_int64(ck, 3, now);
+	db_done(ck);
+	text_bind(save, 1, p->checkpoint);
+	db_done(save);
+	text_bind(down, 1, p->checkpoint);
+	for (i = 0; i < p->ndeps; i++) {
+		struct pdep *d = &p->deps[i];
+
+		if (!d->down)
+			continue;
+		text_bind(down, 2, d->name);
+		db_done(down);
+		event_add(p, "downtime", d->name, downtime_jv(p, d, now));
+	}
+	sqlite3_finalize(ck);
+	sqlite3_finalize(save);
+	sqlite3_finalize(down);
+}
+
+/* The offsets remembered at downtime become seek requests (the first offset to
+ * re-read: the record that tripped the downtime went out with a stale join). */
+static void
+episode_end(ss_checkpoint_pulse *p)
+{
+	static const char *const sql[] = {
+		"INSERT OR REPLACE INTO ss_seek_request(checkpoint, topic, partition, offset)"
+		" SELECT checkpoint, topic, partition, saved FROM ss_checkpoint_offset"
+		" WHERE checkpoint = ?1 AND saved IS NOT NULL",
+		"UPDATE ss_checkpoint_offset SET saved = NULL WHERE checkpoint = ?1",
+		"UPDATE ss_checkpoint_dependency SET down = 0 WHERE checkpoint = ?1",
+		"UPDATE ss_checkpoint SET down_marker = NULL, episode_end = ?2 WHERE name = ?1",
+	};
+	int64_t now = wall_now();
+	size_t i;
+	int j;
+
+	db_begin(p->db);
+	event_add(p, "recovery", NULL, recovery_jv(p, now));
+	for (i = 0; i < sizeof sql / sizeof *sql; i++) {
+		sqlite3_stmt *st = db_prep(p->db, sql[i]);
+
+		text_bind(st, 1, p->checkpoint);
+		if (sqlite3_bind_parameter_count(st) == 2)
+			sqlite3_bind_int64(st, 2, now);
+		db_done(st);
+		sqlite3_finalize(st);
+	}
+	db_commit(p->db);
+	for (j = 0; j < p->ndeps; j++)
+		p->deps[j].down = false;
+	p->paused = false;
+}
+
+static void
+pulse_load(ss_checkpoint_pulse *p)
+{
+	sqlite3_stmt *st = db_prep(p->db, "SELECT marker, down_marker, episode_start FROM"
+	    " ss_checkpoint WHERE name = ?1");
+
+	text_bind(st, 1, p->checkpoint);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		p->have_marker = sqlite3_column_type(st, 0) != SQLITE_NULL;
+		p->marker = sqlite3_column_int64(st, 0);
+		p->paused = sqlite3_column_type(st, 1) != SQLITE_NULL;
+		p->down_marker = sqlite3_column_int64(st, 1);
+		p->episode_start = sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	deps_read(p, true);
+}
+
+/* Register the checkpoint and the dependencies' thresholds (for status). */
+static void
+pulse_register(ss_checkpoint_pulse *p)
+{
+	sqlite3_stmt *ck = db_prep(p->db, "INSERT OR IGNORE INTO ss_checkpoint(name)"
+	    " VALUES(?1)");
+	sqlite3_stmt *dep = db_prep(p->db, "INSERT INTO ss_checkpoint_dependency(checkpoint,"
+	    " name, threshold) VALUES(?1, ?2, ?3) ON CONFLICT(checkpoint, name) DO UPDATE"
+	    " SET threshold = excluded.threshold");
+	int i;
+
+	db_begin(p->db);
+	text_bind(ck, 1, p->checkpoint);
+	db_done(ck);
+	text_bind(dep, 1, p->checkpoint);
+	for (i = 0; i < p->ndeps; i++) {
+		text_bind(dep, 2, p->deps[i].name);
+		sqlite3_bind_int64(dep, 3, p->deps[i].threshold);
+		db_done(dep);
+	}
+	db_commit(p->db);
+	sqlite3_finalize(ck);
+	sqlite3_finalize(dep);
+}
+
+ss_checkpoint_pulse *
+ss_checkpoint_pulse_open(const char *db_path, const char *checkpoint,
+    const struct ss_checkpoint_dep *deps, int ndeps, ss_checkpoint_event_fn *on_event,
+    void *arg)
+{
+	ss_checkpoint_pulse *p = ss_xmalloc(sizeof *p);
+	int i;
+
+	memset(p, 0, sizeof *p);
+	p->db = db_open(db_path, false);
+	p->checkpoint = ss_xstrdup(checkpoint);
+	p->deps = ss_xmalloc(ndeps * sizeof *p->deps);
+	memset(p->deps, 0, ndeps * sizeof *p->deps);
+	for (i = 0; i < ndeps; i++) {
+		p->deps[i].name = ss_xstrdup(deps[i].name);
+		p->deps[i].threshold = deps[i].threshold;
+	}
+	p->ndeps = ndeps;
+	p->on_event = on_event;
+	p->arg = arg;
+	p->st_marker = db_prep(p->db, "UPDATE ss_checkpoint SET marker = ?2 WHERE name = ?1");
+	p->st_since = db_prep(p->db, "UPDATE ss_checkpoint_dependency SET since = ?3"
+	    " WHERE checkpoint = ?1 AND name = ?2 AND since IS NULL");
+	p->st_ckoff = db_prep(p->db, "INSERT INTO ss_checkpoint_offset(checkpoint, topic,"
+	    " partition, offset) VALUES(?1, ?2, ?3, ?4) ON CONFLICT(checkpoint, topic,"
+	    " partition) DO UPDATE SET offset = excluded.offset");
+	p->st_offsets = db_prep(p->db, sql_ss_offsets);
+	p->st_heartbeats = db_prep(p->db, "SELECT name, marker, since, down FROM"
+	    " ss_checkpoint_dependency WHERE checkpoint = ?1");
+	text_bind(p->st_marker, 1, p->checkpoint);
+	text_bind(p->st_since, 1, p->checkpoint);
+	text_bind(p->st_ckoff, 1, p->checkpoint);
+	text_bind(p->st_heartbeats, 1, p->checkpoint);
+	pulse_register(p);
+	pulse_load(p);
+	events_deliver(p);
+	return p;
+}
+
+bool
+ss_checkpoint_pulse_record(ss_checkpoint_pulse *p, int64_t ts, const struct ss_envelope *env)
+{
+	int i;
+
+	if (!p->have_marker || ts > p->marker) {
+		p->marker = ts;
+		p->have_marker = p->marker_dirty = true;
+	}
+	if (env)
+		slots_note(&p->slots, env);
+	for (i = 0; i < p->ndeps; i++) {
+		struct pdep *d = &p->deps[i];
+
+		if (!d->heard && !d->counted) {
+			d->since = p->marker;
+			d->counted = d->since_dirty = true;
+		}
+	}
+	if (p->paused || !any_late(p))
+		return false;
+	/* the cached heartbeats can only be older than the stored ones: look again */
+	deps_read(p, false);
+	if (!any_late(p))
+		return false;
+	for (i = 0; i < p->ndeps; i++)
+		p->deps[i].down = dep_late(p, &p->deps[i]);
+	p->down_marker = p->marker;
+	p->paused = p->starting = true;
+	return true;
+}
+
+void
+ss_checkpoint_pulse_commit(ss_checkpoint_pulse *p)
+{
+	bool starting = p->starting, dirty = p->marker_dirty || p->slots.dirty || starting;
+	int i;
+
+	for (i = 0; i < p->ndeps; i++)
+		dirty = dirty || p->deps[i].since_dirty;
+	/* a commit is also the moment to catch up with the heartbeats */
+	if (!dirty) {
+		deps_read(p, false);
+		return;
+	}
+	db_begin(p->db);
+	if (p->marker_dirty) {
+		sqlite3_bind_int64(p->st_marker, 2, p->marker);
+		db_done(p->st_marker);
+	}
+	for (i = 0; i < p->ndeps; i++) {
+		struct pdep *d = &p->deps[i];
+
+		if (!d->since_dirty)
+			continue;
+		text_bind(p->st_since, 2, d->name);
+		sqlite3_bind_int64(p->st_since, 3, d->since);
+		db_done(p->st_since);
+		d->since_dirty = false;
+	}
+	slots_write(&p->slots, p->st_offsets, p->st_ckoff);
+	if (starting)
+		episode_begin(p);
+	deps_read(p, false);
+	db_commit(p->db);
+	p->marker_dirty = p->starting = false;
+	if (starting)
+		events_deliver(p);
+}
+
+bool
+ss_checkpoint_pulse_paused(const ss_checkpoint_pulse *p)
+{
+	return p->paused;
+}
+
+bool
+ss_checkpoint_pulse_poll(ss_checkpoint_pulse *p)
+{
+	int i;
+
+	if (!p->paused)
+		return true;
+	deps_read(p, false);
+	for (i = 0; i < p->ndeps; i++) {
+		struct pdep *d = &p->deps[i];
+
+		if (d->down && dep_heartbeat(d) <= p->down_marker)
+			return false;
+	}
+	episode_end(p);
+	events_deliver(p);
+	return true;
+}
+
+void
+ss_checkpoint_pulse_close(ss_checkpoint_pulse *p)
+{
+	int i;
+
+	ss_checkpoint_pulse_commit(p);
+	sqlite3_finalize(p->st_marker);
+	sqlite3_finalize(p->st_since);
+	sqlite3_finalize(p->st_ckoff);
+	sqlite3_finalize(p->st_offsets);
+	sqlite3_finalize(p->st_heartbeats);
+	sqlite3_close(p->db);
+	for (i = 0; i < p->ndeps; i++)
+		free(p->deps[i].name);
+	free(p->deps);
+	free(p->slots.v);
+	free(p->checkpoint);
+	free(p);
+}
+
+/* ---- status ---- */
+
+static jv
+status_deps_jv(sqlite3 *db, const char *checkpoint, sqlite3_stmt *ck)
+{
+	sqlite3_stmt *st = db_prep(db, "SELECT name, marker, since, threshold, down FROM"
+	    " ss_checkpoint_dependency WHERE checkpoint = ?1 ORDER BY name");
+	bool have_marker = ck && sqlite3_column_type(ck, 0) != SQLITE_NULL;
+	jv a = jv_array();
+
+	text_bind(st, 1, checkpoint);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int hb = sqlite3_column_type(st, 1) != SQLITE_NULL ? 1 :
+		    sqlite3_column_type(st, 2) != SQLITE_NULL ? 2 : 0;
+		jv d = set(jv_object(), "dependency",
+		    jv_string((const char *)sqlite3_column_text(st, 0)));
+
+		d = set(d, "state", jv_string(sqlite3_column_int(st, 4) ? "down" : "up"));
+		d = set(d, "marker", column_time_jv(st, 1));
+		d = set(d, "threshold", sqlite3_column_type(st, 3) == SQLITE_NULL ? jv_null() :
+		    seconds_jv(sqlite3_column_int64(st, 3)));
+		/* lag against the stand-in when no heartbeat came yet, as pulse counts it */
+		d = set(d, "lag", have_marker && hb ? seconds_jv(sqlite3_column_int64(ck, 0) -
+		    sqlite3_column_int64(st, hb)) : jv_null());
+		a = jv_array_append(a, d);
+	}
+	sqlite3_finalize(st);
+	return a;
+}
+
+static jv
+status_jv(sqlite3 *db, const char *checkpoint)
+{
+	sqlite3_stmt *ck = db_prep(db, "SELECT marker, down_marker, episode_start, episode_end"
+	    " FROM ss_checkpoint WHERE name = ?1");
+	jv s = set(jv_object(), "checkpoint", jv_string(checkpoint));
+	bool row;
+
+	text_bind(ck, 1, checkpoint);
+	row = sqlite3_step(ck) == SQLITE_ROW;
+	s = set(s, "state", jv_string(row && sqlite3_column_type(ck, 1) != SQLITE_NULL ?
+	    "down" : "up"));
+	s = set(s, "marker", row ? column_time_jv(ck, 0) : jv_null());
+	s = set(s, "offsets", offsets_jv(db, sql_offsets_now, checkpoint));
+	s = set(s, "dependencies", status_deps_jv(db, checkpoint, row ? ck : NULL));
+	s = set(s, "down_marker", row ? column_time_jv(ck, 1) : jv_null());
+	s = set(s, "episode_start", row ? column_time_jv(ck, 2) : jv_null());
+	s = set(s, "episode_end", row ? column_time_jv(ck, 3) : jv_null());
+	s = set(s, "seek_pending", offsets_jv(db, sql_seeks, checkpoint));
+	sqlite3_finalize(ck);
+	return s;
+}
+
+/* 5400 -> "1h30m", 0.25 -> "250ms", -1800 -> "-30m" */
+static void
+duration_format(double secs, char *buf, size_t size)
+{
+	static const struct { const char *unit; int64_t ms; } units[] = {
+		{ "d", 86400000 }, { "h", 3600000 }, { "m", 60000 }, { "s", 1000 }, { "ms", 1 },
+	};
+	int64_t ms = (int64_t)(secs * 1000 + (secs < 0 ? -0.5 : 0.5));
+	size_t i, n = 0;
+
+	if (ms < 0) {
+		n += snprintf(buf + n, size - n, "-");
+		ms = -ms;
+	}
+	if (ms == 0)
+		snprintf(buf + n, size - n, "0s");
+	for (i = 0; i < sizeof units / sizeof *units && ms > 0 && n < size; i++) {
+		if (ms < units[i].ms)
+			continue;
+		n += snprintf(buf + n, size - n, "%lld%s", (long long)(ms / units[i].ms),
+		    units[i].unit);
+		ms %= units[i].ms;
+	}
+}
+
+static const char *
+field_text(jv o, const char *k, char *buf, size_t size)
+{
+	jv v = jv_object_get(jv_copy(o), jv_string(k));
+
+	if (jv_get_kind(v) == JV_KIND_STRING)
+		snprintf(buf, size, "%s", jv_string_value(v));
+	else if (jv_get_kind(v) == JV_KIND_NUMBER)
+		duration_format(jv_number_value(v), buf, size);
+	else
+		snprintf(buf, size, "-");
+	jv_free(v);
+	return buf;
+}
+
+static void
+status_table(jv s, FILE *out)
+{
+	char a[64], b[64], c[64], d[64], e[64];
+	jv offs = jv_object_get(jv_copy(s), jv_string("offsets"));
+	jv deps = jv_object_get(jv_copy(s), jv_string("dependencies"));
+	int i, n;
+
+	fprintf(out, "checkpoint %s: %s\n", field_text(s, "checkpoint", a, sizeof a),
+	    field_text(s, "state", b, sizeof b));
+	fprintf(out, "  dependent marker  %s\n", field_text(s, "marker", a, sizeof a));
+	fprintf(out, "  offsets          ");
+	n = jv_array_length(jv_copy(offs));
+	for (i = 0; i < n; i++) {
+		jv o = jv_array_get(jv_copy(offs), i);
+		jv part = jv_object_get(jv_copy(o), jv_string("partition"));
+		jv off = jv_object_get(jv_copy(o), jv_string("offset"));
+
+		fprintf(out, " %s[%.0f]=%.0f", field_text(o, "topic", a, sizeof a),
+		    jv_number_value(part), jv_number_value(off));
+		jv_free(part);
+		jv_free(off);
+		jv_free(o);
+	}
+	fprintf(out, "%s\n", n ? "" : " -");
+	if (strcmp(field_text(s, "down_marker", a, sizeof a), "-") != 0)
+		fprintf(out, "  down at marker    %s\n", a);
+	fprintf(out, "  last episode      %s .. %s\n",
+	    field_text(s, "episode_start", a, sizeof a), field_text(s, "episode_end", b, sizeof b));
+	fprintf(out, "  %-16s %-5s %-24s %-9s %s\n", "DEPENDENCY", "STATE", "MARKER", "THRESHOLD",
+	    "LAG");
+	n = jv_array_length(jv_copy(deps));
+	for (i = 0; i < n; i++) {
+		jv o = jv_array_get(jv_copy(deps), i);
+
+		fprintf(out, "  %-16s %-5s %-24s %-9s %s\n",
+		    field_text(o, "dependency", a, sizeof a), field_text(o, "state", b, sizeof b),
+		    field_text(o, "marker", c, sizeof c), field_text(o, "threshold", d, sizeof d),
+		    field_text(o, "lag", e, sizeof e));
+		jv_free(o);
+	}
+	jv_free(offs);
+	jv_free(deps);
+}
+
+static bool
+has_tables(sqlite3 *db)
+{
+	sqlite3_stmt *st = db_prep(db, "SELECT 1 FROM sqlite_master WHERE type = 'table'"
+	    " AND name = 'ss_checkpoint_dependency'");
+	bool yes = sqlite3_step(st) == SQLITE_ROW;
+
+	sqlite3_finalize(st);
+	return yes;
+}
+
+int
+ss_checkpoint_status(const char *db_path, const char *checkpoint, bool json, FILE *out)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int n = 0;
+
+	if (access(db_path, F_OK) != 0)
+		ss_diag_die(SS_EXIT_DATA, "%s: %s", db_path, strerror(errno));
+	db = db_open(db_path, true);
+	/* one snapshot for the whole report, while heartbeat and pulse write on */
+	db_exec(db, "BEGIN", "begin");
+	if (!has_tables(db))
+		goto out;
+	st = db_prep(db, "SELECT name FROM ss_checkpoint UNION SELECT checkpoint FROM"
+	    " ss_checkpoint_dependency ORDER BY 1");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		jv s;
+
+		if (checkpoint && strcmp(name, checkpoint) != 0)
+			continue;
+		s = status_jv(db, name);
+		if (json) {
+			jv text = jv_dump_string(s, 0);
+
+			fprintf(out, "%s\n", jv_string_value(text));
+			jv_free(text);
+		} else {
+			fprintf(out, "%s", n ? "\n" : "");
+			status_table(s, out);
+			jv_free(s);
+		}
+		n++;
+	}
+	sqlite3_finalize(st);
+out:
+	db_exec(db, "COMMIT", "end");
+	sqlite3_close(db);
+	return n;
+}
+
+/* ---- hooks ---- */
+
+int
+ss_checkpoint_run_hook(const char *cmd, const char *kind, const char *checkpoint,
+    const char *dependency, const char *json)
+{
+	pid_t pid;
+	int status, fd;
+
+	fflush(NULL);
+	if ((pid = fork()) == -1) {
+		ss_diag_warn("--on-%s: fork: %s", kind, strerror(errno));
+		return 127;
+	}
+	if (pid == 0) {
+		setenv("SS_EVENT", json, 1);
+		setenv("SS_CHECKPOINT", checkpoint, 1);
+		if (dependency)
+			setenv("SS_DEPENDENCY", dependency, 1);
+		else
+			unsetenv("SS_DEPENDENCY");
+		/* stdout carries the records: the hook talks to stderr */
+		if ((fd = open("/dev/null", O_RDONLY)) != -1)
+			dup2(fd, 0);
+		dup2(2, 1);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) == -1)
+		if (errno != EINTR)
+			return 127;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}

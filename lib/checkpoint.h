@@ -1,0 +1,86 @@
+/* checkpoint: Slipstream's Checkpoint and Dependency as bookkeeping in a SQLite state
+ * file shared by the processes of a pipeline (ss-checkpoint heartbeat/pulse/status,
+ * ss-consume --checkpoint).
+ *
+ * Tables (created on demand; times are int64 ns since the epoch, UTC):
+ *   ss_checkpoint(name, marker, down_marker, episode_start, episode_end, pending)
+ *     one row per checkpoint, written by pulse: the dependent stream's event time
+ *     (max seen), the marker at which the current episode was detected (NULL when up),
+ *     the wall-clock start and end of the last episode, and events not yet delivered.
+ *   ss_checkpoint_dependency(checkpoint, name, marker, since, threshold, down)
+ *     marker: the dependency's heartbeat (max event time seen), written by heartbeat;
+ *     since, threshold, down: written by pulse (since = the dependent marker when the
+ *     dependency was first counted, the stand-in for a heartbeat never sent).
+ *   ss_checkpoint_offset(checkpoint, topic, partition, offset, saved)
+ *     the last offset pulse passed per partition, and the offset remembered at downtime.
+ *   ss_seek_request(checkpoint, topic, partition, offset): see ss_checkpoint_take_seeks.
+ *   ss_offsets(topic, partition, offset): last applied offsets (CONVENTIONS.md).
+ *
+ * Handles own their sqlite3 connection. Event JSON passed to callbacks is borrowed
+ * (valid during the call). Every function exits 75 when the database stays busy or
+ * cannot be opened, 1 on any other database error. */
+#ifndef SS_CHECKPOINT_H
+#define SS_CHECKPOINT_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "envelope.h"
+
+/* Take the pending seek requests of a checkpoint: calls cb for each (offset = the first
+ * offset to re-read) and deletes them, in one transaction, so a request is acted on at
+ * least once. Returns the count, 0 when the file or the table does not exist yet, -1
+ * when the database is busy (try again later). Cheap enough to call every ~200 ms. */
+int ss_checkpoint_take_seeks(const char *db_path, const char *checkpoint,
+    void (*cb)(const char *topic, int32_t partition, int64_t offset, void *arg), void *arg);
+
+/* heartbeat: a dependency's marker. Beats are kept in memory (max of the event times)
+ * and written by commit; commit after the records are flushed downstream, so a pulse
+ * never sees a heartbeat whose record the join has not been sent. */
+typedef struct ss_checkpoint_hb ss_checkpoint_hb;
+ss_checkpoint_hb *ss_checkpoint_hb_open(const char *db_path, const char *checkpoint,
+    const char *dependency);
+/* env may be NULL; with one, its offset is recorded in ss_offsets. */
+void ss_checkpoint_hb_beat(ss_checkpoint_hb *h, int64_t ts, const struct ss_envelope *env);
+void ss_checkpoint_hb_commit(ss_checkpoint_hb *h);
+/* Commits and frees. */
+void ss_checkpoint_hb_close(ss_checkpoint_hb *h);
+
+/* pulse: the dependent stream's side. */
+struct ss_checkpoint_dep {
+	const char *name;
+	int64_t threshold; /* ns */
+};
+/* kind is "downtime" or "recovery"; dependency is NULL for recovery. */
+typedef void ss_checkpoint_event_fn(const char *kind, const char *dependency,
+    const char *json, void *arg);
+typedef struct ss_checkpoint_pulse ss_checkpoint_pulse;
+/* deps are copied. Resumes an episode in progress (the pulse starts paused) and delivers
+ * events a crash kept from being delivered. */
+ss_checkpoint_pulse *ss_checkpoint_pulse_open(const char *db_path, const char *checkpoint,
+    const struct ss_checkpoint_dep *deps, int ndeps, ss_checkpoint_event_fn *on_event,
+    void *arg);
+/* A record that was passed on: advance the marker, note its offset (env may be NULL),
+ * check every dependency. Returns true when this record started a downtime episode:
+ * flush the output, then commit (which pauses and delivers the events). */
+bool ss_checkpoint_pulse_record(ss_checkpoint_pulse *p, int64_t ts,
+    const struct ss_envelope *env);
+/* Write the state (call after flushing the records it covers), then deliver events. */
+void ss_checkpoint_pulse_commit(ss_checkpoint_pulse *p);
+bool ss_checkpoint_pulse_paused(const ss_checkpoint_pulse *p);
+/* While paused: read the heartbeats; on recovery write the seek requests, deliver the
+ * recovery event and return true (running again). */
+bool ss_checkpoint_pulse_poll(ss_checkpoint_pulse *p);
+/* Commits and frees. */
+void ss_checkpoint_pulse_close(ss_checkpoint_pulse *p);
+
+/* status: each checkpoint (or only `checkpoint`, if not NULL) as one NDJSON line or as
+ * a table. Returns the number of checkpoints shown; exits 1 if the file does not exist. */
+int ss_checkpoint_status(const char *db_path, const char *checkpoint, bool json, FILE *out);
+
+/* Run cmd with /bin/sh -c, SS_EVENT=json and the given SS_CHECKPOINT/SS_DEPENDENCY
+ * (dependency may be NULL) in its environment, stdin from /dev/null, stdout to stderr
+ * (stdout carries data). Waits; returns its exit status (128+N for a signal). */
+int ss_checkpoint_run_hook(const char *cmd, const char *kind, const char *checkpoint,
+    const char *dependency, const char *json);
+#endif

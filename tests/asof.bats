@@ -1,0 +1,388 @@
+#!/usr/bin/env bats
+# ss-asof: the seed's nearby join, its late-event modes, options, errors and restarts.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+weather() { printf '%s\n' \
+	'{"timestamp":"2023-01-01T10:00:00Z","value":"🌞"}' \
+	'{"timestamp":"2023-01-01T12:00:00Z","value":"⛅"}' \
+	'{"timestamp":"2023-01-01T13:00:00Z","value":"🌧"}'; }
+activity() { printf '%s\n' \
+	'{"timestamp":"2023-01-01T10:30:00Z","value":"swimming"}' \
+	'{"timestamp":"2023-01-01T11:30:00Z","value":"walking home"}' \
+	'{"timestamp":"2023-01-01T12:30:00Z","value":"shopping"}' \
+	'{"timestamp":"2023-01-01T13:10:00Z","value":"lunch"}'; }
+w() { weather | sed -n "${1}p"; }
+a() { activity | sed -n "${1}p"; }
+# the seed's late case: cloudy arrives after shopping, rainy after lunch
+late_left() { sleep 0.3; a 1; a 2; sleep 0.5; a 3; sleep 0.8; a 4; sleep 0.8; }
+late_right() { w 1; sleep 1.2; w 2; sleep 0.8; w 3; sleep 0.4; }
+vv='[.left.v, .right.v] + (if has("revision") then [.revision] else [] end)'
+pairs='[.left.value, .right.value] + (if has("revision") then [.revision] else [] end)'
+
+setup() {
+	common_setup
+	weather >"$T/w"
+	activity >"$T/a"
+}
+
+@test "-h prints the usage on stdout and exits 0" {
+	run --separate-stderr ss-asof -h
+	assert_success
+	assert_output --partial 'usage: ss-asof [--on EXPR'
+	assert_output --partial 'LEFT RIGHT'
+}
+
+@test "misuse exits 2 with the reason and the usage on stderr" {
+	test_must_fail 2 ss-asof --on .t "$T/a"
+	assert_output --partial 'expected LEFT and RIGHT'
+	assert_output --partial 'usage: ss-asof'
+	test_must_fail 2 ss-asof "$T/a" "$T/w"
+	assert_output --partial 'event time is required'
+	test_must_fail 2 ss-asof --on .t --direction sideways "$T/a" "$T/w"
+	assert_output --partial "--direction: unknown value 'sideways'"
+	test_must_fail 2 ss-asof --on .t --emit eager --max-delay 1s "$T/a" "$T/w"
+	test_must_fail 2 ss-asof --on .t --tolerance soon "$T/a" "$T/w"
+	test_must_fail 2 ss-asof --on .t --by .k --left-by .k "$T/a" "$T/w"
+	test_must_fail 2 ss-asof --on .t --left-by .k "$T/a" "$T/w"
+	test_must_fail 2 ss-asof --on .t - -
+	test_must_fail 2 ss-asof --on .t --bogus "$T/a" "$T/w"
+}
+
+@test "a bad jq expression exits 3" {
+	test_must_fail 3 ss-asof --on '.timestamp |||' "$T/a" "$T/w"
+	assert_output --partial 'ss-asof: --on'
+	test_must_fail 3 ss-asof --on .timestamp --select '[.left' "$T/a" "$T/w"
+	assert_output --partial 'ss-asof: --select'
+}
+
+@test "the seed's example gives the seed's four pairs, and nothing on stderr" {
+	run --separate-stderr ss-asof "$T/a" "$T/w" --on .timestamp --select '[.left.value, .right.value]'
+	assert_success
+	assert_equal "$output" '["swimming","🌞"]
+["walking home","🌞"]
+["shopping","⛅"]
+["lunch","🌧"]'
+	assert_equal "$stderr" 
+}
+
+@test "output splices the raw records: {\"left\":L,\"right\":R}" {
+	printf '{ "t" : 5,  "x":1.50 }\n' >"$T/l"
+	printf '{"t":4,"y":[1, 2]}\n' >"$T/r"
+	run --separate-stderr ss-asof --on .t "$T/l" "$T/r"
+	assert_success
+	assert_output '{"left":{ "t" : 5,  "x":1.50 },"right":{"t":4,"y":[1, 2]}}'
+}
+
+@test "epoch numbers and --ts-unit ms give the same pairs as RFC 3339 text" {
+	jq -c '.timestamp |= fromdate' "$T/a" >"$T/an"
+	jq -c '.timestamp |= fromdate' "$T/w" >"$T/wn"
+	jq -c '.timestamp |= (fromdate * 1000)' "$T/a" >"$T/am"
+	jq -c '.timestamp |= (fromdate * 1000)' "$T/w" >"$T/wm"
+	ss-asof --on .timestamp "$T/a" "$T/w" | jq -c '[.left.value, .right.value]' >"$T/want"
+	ss-asof --on .timestamp "$T/an" "$T/wn" | jq -c '[.left.value, .right.value]' >"$T/got"
+	diff -u "$T/want" "$T/got"
+	ss-asof --on .timestamp --ts-unit ms "$T/am" "$T/wm" | jq -c '[.left.value, .right.value]' >"$T/got"
+	diff -u "$T/want" "$T/got"
+}
+
+@test "forward and nearest directions on the seed" {
+	run --separate-stderr ss-asof --on .timestamp --direction forward --select "$pairs" "$T/a" "$T/w"
+	assert_output '["swimming","⛅"]
+["walking home","⛅"]
+["shopping","🌧"]
+["lunch",null]'
+	# nearest: shopping is 30 minutes from both; ties go backward
+	run --separate-stderr ss-asof --on .timestamp --direction nearest --select "$pairs" "$T/a" "$T/w"
+	assert_output '["swimming","🌞"]
+["walking home","⛅"]
+["shopping","⛅"]
+["lunch","🌧"]'
+}
+
+@test "--tolerance, --strict and --inner" {
+	run --separate-stderr ss-asof --on .timestamp --tolerance 20m --select "$pairs" "$T/a" "$T/w"
+	assert_output '["swimming",null]
+["walking home",null]
+["shopping",null]
+["lunch","🌧"]'
+	run --separate-stderr ss-asof --on .timestamp --tolerance 20m --inner --select "$pairs" "$T/a" "$T/w"
+	assert_output '["lunch","🌧"]'
+	printf '{"t":10,"v":"l"}\n' >"$T/l"
+	printf '{"t":5,"v":"before"}\n{"t":10,"v":"same"}\n' >"$T/r"
+	run --separate-stderr ss-asof --on .t --select "$vv" "$T/l" "$T/r"
+	assert_output '["l","same"]'
+	run --separate-stderr ss-asof --on .t --strict --select "$vv" "$T/l" "$T/r"
+	assert_output '["l","before"]'
+}
+
+@test "--by joins on any JSON value: 1 and \"1\" differ, arrays are keys" {
+	printf '%s\n' '{"t":1,"k":1,"v":"n1"}' '{"t":1,"k":"1","v":"s1"}' '{"t":1,"k":[1,"x"],"v":"arr"}' '{"t":1,"v":"nokey"}' >"$T/r"
+	printf '%s\n' '{"t":2,"k":"1"}' '{"t":2,"k":1}' '{"t":2,"k":[1,"x"]}' '{"t":2,"k":null}' '{"t":2,"k":"zz"}' >"$T/l"
+	run --separate-stderr ss-asof --on .t --by .k --select '.right.v' "$T/l" "$T/r"
+	assert_output '"s1"
+"n1"
+"arr"
+"nokey"
+null'
+	# --left-by/--right-by with different expressions
+	printf '%s\n' '{"t":2,"station":1}' >"$T/l2"
+	run --separate-stderr ss-asof --on .t --left-by .station --right-by .k --select '.right.v' "$T/l2" "$T/r"
+	assert_output '"n1"'
+}
+
+@test "--left-on/--right-on read times from different fields" {
+	jq -c '{when: .timestamp, value}' "$T/a" >"$T/a2"
+	run --separate-stderr ss-asof --left-on .when --right-on .timestamp --select "$pairs" "$T/a2" "$T/w"
+	assert_output '["swimming","🌞"]
+["walking home","🌞"]
+["shopping","⛅"]
+["lunch","🌧"]'
+}
+
+@test "the same key and time on the right: the later record replaces the earlier" {
+	printf '%s\n' '{"t":1,"v":"first"}' '{"t":1,"v":"second"}' >"$T/r"
+	printf '%s\n' '{"t":2}' >"$T/l"
+	run --separate-stderr ss-asof --on .t --select .right.v "$T/l" "$T/r"
+	assert_output '"second"'
+}
+
+@test "late case through pipes: eager is the seed's incorrect output" {
+	ss-asof <(late_left) <(late_right) --on .timestamp --emit eager --select "$pairs" >"$T/out"
+	run cat "$T/out"
+	assert_output '["swimming","🌞"]
+["walking home","🌞"]
+["shopping","🌞"]
+["lunch","⛅"]'
+}
+
+@test "late case through pipes: defer is the seed's deferred output" {
+	ss-asof <(late_left) <(late_right) --on .timestamp --emit defer --select "$pairs" >"$T/out"
+	run cat "$T/out"
+	assert_output '["swimming","🌞"]
+["walking home","🌞"]
+["shopping","⛅"]
+["lunch","🌧"]'
+}
+
+@test "late case through pipes: revise emits corrections with revision numbers" {
+	ss-asof <(late_left) <(late_right) --on .timestamp --emit revise --select "$pairs" >"$T/out" 2>"$T/err"
+	run cat "$T/out"
+	assert_output '["swimming","🌞",0]
+["walking home","🌞",0]
+["shopping","🌞",0]
+["shopping","⛅",1]
+["lunch","⛅",0]
+["lunch","🌧",1]'
+	[ ! -s "$T/err" ]
+	# without --select the revision is a field of the output object
+	ss-asof <(late_left) <(late_right) --on .timestamp --emit revise | jq -e -s 'map(.revision) == [0,0,0,1,0,1]'
+}
+
+@test "late right records are counted, written to --late-file and not applied" {
+	printf '%s\n' '{"t":10,"v":"a"}' '{"t":20,"v":"b"}' '{"t":12,"v":"late"}' '{"t":18,"v":"in grace"}' >"$T/r"
+	printf '%s\n' '{"t":13}' '{"t":19}' >"$T/l"
+	# the left side through a pipe, so it arrives after all the right records
+	run --separate-stderr ss-asof --on .t --emit eager --late-file "$T/late" --select .right.v <(sleep 0.3; cat "$T/l") "$T/r"
+	assert_success
+	assert_output '"a"
+"a"'
+	[[ "$stderr" == *"right 4 (late 2)"* ]]
+	run cat "$T/late"
+	assert_output '{"t":12,"v":"late"}
+{"t":18,"v":"in grace"}'
+	# with --grace 5s the record at 18 is in time (20 - 5 = 15)
+	rm "$T/late"
+	run --separate-stderr ss-asof --on .t --emit eager --grace 5s --late-file "$T/late" --select .right.v <(sleep 0.3; cat "$T/l") "$T/r"
+	assert_output '"a"
+"in grace"'
+	[[ "$stderr" == *"right 4 (late 1)"* ]]
+}
+
+@test "bad input on the left names the side, file and line; earlier results are out" {
+	activity >"$T/bad"
+	sed -i '3s/.*/{"timestamp": oops}/' "$T/bad"
+	run --separate-stderr ss-asof --on .timestamp --emit eager "$T/bad" "$T/w"
+	assert_failure 1
+	[[ "$stderr" == *"ss-asof: $T/bad:3: left: invalid JSON"* ]]
+	assert_equal "$(printf '%s\n' "$output" | wc -l)" 2
+}
+
+@test "bad input on the right names the side, file and line" {
+	printf '%s\n' '{"timestamp":"2023-01-01T10:00:00Z","value":"x"}' '{"timestamp":"not a time","value":"y"}' >"$T/r"
+	run --separate-stderr ss-asof --on .timestamp "$T/a" "$T/r"
+	assert_failure 1
+	[[ "$stderr" == *"ss-asof: $T/r:2: right: .timestamp: "* ]]
+	printf '%s\n' '{"value":"no time"}' >"$T/r"
+	run --separate-stderr ss-asof --on .timestamp "$T/a" "$T/r"
+	assert_failure 1
+	[[ "$stderr" == *"$T/r:1: right: .timestamp"* ]]
+}
+
+@test "--on-error skip and dead-letter keep going" {
+	{ w 1; echo '{broken'; w 2; w 3; } >"$T/r"
+	run --separate-stderr ss-asof --on .timestamp --on-error skip --select "$pairs" "$T/a" "$T/r"
+	assert_success
+	assert_equal "$(printf '%s\n' "$output" | sed -n 4p)" '["lunch","🌧"]'
+	[[ "$stderr" == *"$T/r:2: right: invalid JSON"*"(skipped)"* ]]
+	run --separate-stderr ss-asof --on .timestamp --on-error "dead-letter=$T/dead" "$T/a" "$T/r"
+	assert_success
+	jq -e --arg f "$T/r" '.source == $f and .line == 2 and .raw == "{broken"' "$T/dead"
+}
+
+@test "--select: several outputs, none, and runtime errors with file and line" {
+	run --separate-stderr ss-asof --on .timestamp --select '.left.value, .right.value' "$T/a" "$T/w"
+	assert_equal "${#lines[@]}" 8
+	run --separate-stderr ss-asof --on .timestamp --select 'select(.left.value == "lunch") | .right.value' "$T/a" "$T/w"
+	assert_output '"🌧"'
+	run --separate-stderr ss-asof --on .timestamp --select '.left.value | tonumber' "$T/a" "$T/w"
+	assert_failure 1
+	[[ "$stderr" == *"$T/a:1: left: --select: "* ]]
+}
+
+@test "trickle: results come out while both inputs are still open" {
+	mkfifo "$T/l" "$T/r"
+	ss-asof --on .timestamp --emit eager --select .left.value "$T/l" "$T/r" >"$T/out" &
+	pid=$!
+	exec 8>"$T/l" 7>"$T/r" # the order ss-asof opens them
+	w 1 >&7
+	sleep 0.2
+	a 1 >&8
+	for _ in $(seq 50); do [ -s "$T/out" ] && break; sleep 0.1; done
+	run cat "$T/out"
+	assert_output '"swimming"'
+	# the left side keeps flowing while the right side is silent
+	a 2 >&8
+	for _ in $(seq 50); do [ "$(wc -l <"$T/out")" = 2 ] && break; sleep 0.1; done
+	assert_equal "$(wc -l <"$T/out")" 2
+	exec 7>&- 8>&-
+	wait "$pid"
+}
+
+@test "defer: --max-delay releases a held record while the right side stalls" {
+	mkfifo "$T/r"
+	exec 7<>"$T/r"
+	w 1 >&7
+	ss-asof --on .timestamp --max-delay 300ms --select "$pairs" <(a 1; sleep 5) "$T/r" >"$T/out" &
+	pid=$!
+	for _ in $(seq 40); do [ -s "$T/out" ] && break; sleep 0.1; done
+	run cat "$T/out"
+	assert_output '["swimming","🌞"]'
+	kill "$pid"
+	exec 7>&-
+}
+
+@test "defer holds a record until the right watermark passes its time, not before" {
+	mkfifo "$T/r"
+	exec 7<>"$T/r"
+	printf '{"t":10,"v":"a"}\n' >&7
+	ss-asof --on .t --select "$vv" <(printf '{"t":20,"v":"l"}\n'; sleep 5) "$T/r" >"$T/out" &
+	pid=$!
+	sleep 0.3
+	# a right record at exactly 20 could still match: 20 is not past 20
+	printf '{"t":20,"v":"b"}\n' >&7
+	sleep 0.3
+	[ ! -s "$T/out" ]
+	printf '{"t":21,"v":"c"}\n' >&7
+	for _ in $(seq 40); do [ -s "$T/out" ] && break; sleep 0.1; done
+	run cat "$T/out"
+	assert_output '["l","b"]'
+	kill "$pid"
+	exec 7>&-
+}
+
+@test "left records out of order: within --retain they match, older ones are expired" {
+	r() { printf '%s\n' '{"t":0,"v":"r0"}' '{"t":10,"v":"r10"}' '{"t":20,"v":"r20"}' '{"t":30,"v":"r30"}'; sleep 1
+	      printf '%s\n' '{"t":40,"v":"r40"}'; }
+	l() { sleep 0.5; printf '%s\n' '{"t":31}'; sleep 1; printf '%s\n' '{"t":15}' '{"t":25}'; }
+	run --separate-stderr ss-asof --on .t --emit eager --retain 1h --select .right.v <(l) <(r)
+	assert_output '"r30"
+"r10"
+"r20"'
+	# by default history is kept from the slower stream's time (31) on
+	run --separate-stderr ss-asof --on .t --emit eager --select .right.v <(l) <(r)
+	assert_output '"r30"
+null
+null'
+	[[ "$stderr" == *"expired 2"* ]]
+}
+
+envelopes() {
+	python3 -c 'import sys
+n = int(sys.argv[1])
+with open(sys.argv[2], "w") as l, open(sys.argv[3], "w") as r:
+    for i in range(n):
+        r.write("{\"topic\":\"wx\",\"partition\":0,\"offset\":%d,\"value\":{\"t\":%d,\"k\":\"s%d\",\"w\":%d}}\n" % (i, 2 * i, i % 50, i))
+        l.write("{\"topic\":\"act\",\"partition\":%d,\"offset\":%d,\"value\":{\"t\":%d,\"k\":\"s%d\",\"a\":%d}}\n" % (i % 2, i // 2, 2 * i + 1, (i * 7) % 50, i))' "$@"
+}
+
+@test "--state: kill -9 mid-run, restart: no left record lost, no right record applied twice" {
+	envelopes 200000 "$T/l" "$T/r"
+	opts=(--on .value.t --by .value.k)
+	ss-asof "${opts[@]}" "$T/l" "$T/r" 2>/dev/null | sort >"$T/clean"
+	ss-asof "${opts[@]}" --state "$T/s.db" "$T/l" "$T/r" >"$T/out1" 2>/dev/null &
+	pid=$!
+	for _ in $(seq 200); do [ "$(wc -l <"$T/out1")" -ge 30000 ] && break; sleep 0.02; done
+	kill -9 "$pid"
+	wait "$pid" || true
+	n1=$(wc -l <"$T/out1")
+	[ "$n1" -ge 30000 ] && [ "$n1" -lt 200000 ]
+	run --separate-stderr ss-asof "${opts[@]}" --state "$T/s.db" "$T/l" "$T/r"
+	assert_success
+	printf '%s\n' "$output" >"$T/out2"
+	[[ "$stderr" == *"replayed "* ]]
+	# at least once: every result of the clean run is there, and nothing else
+	cat "$T/out1" "$T/out2" | sed '/^$/d' | sort -u >"$T/all"
+	diff -u "$T/clean" "$T/all"
+	# each right record applied exactly once in the committed state
+	run sqlite3 "$T/s.db" "select value from asof_meta where name = 'rseq'; select offset from ss_offsets where topic = 'wx'"
+	assert_output '200000
+199999'
+	# a third run has nothing to do
+	run --separate-stderr ss-asof "${opts[@]}" --state "$T/s.db" "$T/l" "$T/r"
+	assert_output ''
+	[[ "$stderr" == *"left 0 "*"replayed 400000"* ]]
+}
+
+@test "--state: held records survive a restart" {
+	printf '%s\n' '{"topic":"wx","partition":0,"offset":0,"t":10,"v":"r10"}' >"$T/r1"
+	printf '%s\n' '{"topic":"act","partition":0,"offset":0,"t":15,"v":"l15"}' >"$T/l"
+	# the right side stays open and silent: the left record stays held, then we stop
+	timeout -s KILL 1 ss-asof --on .t --state "$T/s.db" "$T/l" <(cat "$T/r1"; sleep 5) >"$T/out" 2>/dev/null || true
+	[ ! -s "$T/out" ]
+	run sqlite3 "$T/s.db" 'select count(*) from asof_held'
+	assert_output 1
+	printf '%s\n' '{"topic":"wx","partition":0,"offset":1,"t":20,"v":"r20"}' >>"$T/r1"
+	run --separate-stderr ss-asof --on .t --state "$T/s.db" --select "$vv" "$T/l" "$T/r1"
+	assert_output '["l15","r10"]'
+	run sqlite3 "$T/s.db" 'select count(*) from asof_held'
+	assert_output 0
+}
+
+@test "revise: a left record replayed (same offset) is emitted as its next revision" {
+	printf '%s\n' '{"topic":"wx","partition":0,"offset":0,"t":10,"v":"r10"}' '{"topic":"wx","partition":0,"offset":1,"t":20,"v":"r20"}' >"$T/r"
+	printf '%s\n' '{"topic":"act","partition":0,"offset":7,"t":15,"v":"l15"}' >"$T/l"
+	run --separate-stderr ss-asof --on .t --emit revise --state "$T/s.db" --select "$vv" "$T/l" "$T/r"
+	assert_output '["l15","r10",0]'
+	run --separate-stderr ss-asof --on .t --emit revise --state "$T/s.db" --select "$vv" "$T/l" "$T/r"
+	assert_output '["l15","r10",1]'
+}
+
+@test "defer: held records beyond the memory bound spill to disk, results unchanged" {
+	python3 -c 'import json
+with open("'"$T"'/l", "w") as l, open("'"$T"'/r", "w") as r:
+    for i in range(20000):
+        l.write(json.dumps({"t": 2 * i + 1, "k": "s%d" % (i % 10), "pad": "x" * 200}) + "\n")
+        r.write(json.dumps({"t": 2 * i, "k": "s%d" % (i % 10)}) + "\n")'
+	# the right side stalls after one record: every left record is held
+	right() { head -1 "$T/r"; sleep 0.5; tail -n +2 "$T/r"; }
+	ss-asof --on .t --by .k "$T/l" <(right) >"$T/mem" 2>/dev/null
+	SS_ASOF_SPILL_BYTES=100000 /usr/bin/time -f %M -o "$T/rss.spill" ss-asof --on .t --by .k "$T/l" <(right) >"$T/spill" 2>/dev/null
+	cmp "$T/mem" "$T/spill"
+	assert_equal "$(wc -l <"$T/spill")" 20000
+	# with --state the overflow goes to the state file and survives a restart
+	SS_ASOF_SPILL_BYTES=100000 timeout -s KILL 1 ss-asof --on .t --by .k --state "$T/s.db" "$T/l" <(head -1 "$T/r"; sleep 5) >/dev/null 2>&1 || true
+	run sqlite3 "$T/s.db" 'select count(*) > 19000, sum(spilled) > 18000 from asof_held'
+	assert_output '1|1'
+}
