@@ -15,12 +15,12 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "consume.h"
 #include "diag.h"
 #include "outq.h"
@@ -649,53 +649,25 @@ handle_message(struct consumer *c, const rd_kafka_message_t *m)
 		c->finished = true;
 }
 
-/* Checkpoint seek requests (ss-checkpoint pulse writes them; we take and delete them).
- * Written against the shared schema of ss_seek_request. */
+/* Checkpoint seek requests: ss-checkpoint pulse writes them, we take (delete) them.
+ * They are collected first and acted on after the transaction, which stays short. */
 struct seek {
 	char *topic;
 	int32_t partition;
 	int64_t offset;
 };
+struct seeks {
+	struct seek *v;
+	size_t n;
+};
 
-static size_t
-take_seeks(const char *db_path, const char *checkpoint, struct seek **out)
+static void
+collect_seek(const char *topic, int32_t partition, int64_t offset, void *arg)
 {
-	sqlite3 *db;
-	sqlite3_stmt *st = NULL;
-	size_t n = 0;
+	struct seeks *s = arg;
 
-	*out = NULL;
-	if (access(db_path, F_OK) != 0)
-		return 0;
-	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-		sqlite3_close(db);
-		return 0;
-	}
-	sqlite3_busy_timeout(db, 5000);
-	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		goto out;
-	if (sqlite3_prepare_v2(db, "SELECT topic, partition, offset FROM ss_seek_request WHERE checkpoint = ?",
-			       -1, &st, NULL) != SQLITE_OK) {
-		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-		goto out; /* no table yet */
-	}
-	sqlite3_bind_text(st, 1, checkpoint, -1, SQLITE_STATIC);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		*out = ss_xrealloc(*out, (n + 1) * sizeof **out);
-		(*out)[n++] = (struct seek){ss_xstrdup((const char *)sqlite3_column_text(st, 0)),
-					    sqlite3_column_int(st, 1), sqlite3_column_int64(st, 2)};
-	}
-	sqlite3_finalize(st);
-	st = NULL;
-	if (sqlite3_prepare_v2(db, "DELETE FROM ss_seek_request WHERE checkpoint = ?", -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, checkpoint, -1, SQLITE_STATIC);
-		sqlite3_step(st);
-	}
-	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-out:
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	return n;
+	s->v = ss_xrealloc(s->v, (s->n + 1) * sizeof *s->v);
+	s->v[s->n++] = (struct seek){ss_xstrdup(topic), partition, offset};
 }
 
 static void
@@ -729,14 +701,14 @@ seek_to(struct consumer *c, const char *topic, int32_t partition, int64_t offset
 static void
 apply_seeks(struct consumer *c)
 {
-	struct seek *s;
-	size_t n = take_seeks(c->o->checkpoint_db, c->o->checkpoint_name, &s);
+	struct seeks s = {0};
 
-	for (size_t i = 0; i < n; i++) {
-		seek_to(c, s[i].topic, s[i].partition, s[i].offset);
-		free(s[i].topic);
+	(void)ss_checkpoint_take_seeks(c->o->checkpoint_db, c->o->checkpoint_name, collect_seek, &s);
+	for (size_t i = 0; i < s.n; i++) {
+		seek_to(c, s.v[i].topic, s.v[i].partition, s.v[i].offset);
+		free(s.v[i].topic);
 	}
-	free(s);
+	free(s.v);
 }
 
 static void
