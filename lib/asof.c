@@ -541,6 +541,17 @@ late(ss_asof *j, const struct asof_in *in)
 	}
 }
 
+/* Keep the revision counter of an enveloped record, for replays after a seek. */
+static void
+record_revision(ss_asof *j, const struct asof_held *h)
+{
+	struct ss_envelope env;
+
+	asof_state_held_put(j->st, h, false);
+	if (ss_envelope_get(h->raw, h->len, &env))
+		asof_state_revision_set(j->st, &env, h->revision);
+}
+
 /* Revise the open records of key k (and lower release points) after a right record. */
 static void
 right_changed(ss_asof *j, struct asof_key *k, int64_t t)
@@ -564,7 +575,7 @@ right_changed(ss_asof *j, struct asof_key *k, int64_t t)
 		j->revisions++;
 		emit(j, h->raw, h->len, h->line, r, h->revision);
 		if (j->st)
-			asof_state_held_put(j->st, h, false);
+			record_revision(j, h);
 	}
 }
 
@@ -609,6 +620,16 @@ first_revision(ss_asof *j, const struct asof_in *in)
 	return rev;
 }
 
+/* The open record a replayed left record repeats, if it is still open. */
+static struct asof_held *
+find_open(struct asof_key *k, const struct asof_in *in)
+{
+	for (struct asof_held *h = k->held; h; h = h->knext)
+		if (h->t == in->t && h->len == in->len && memcmp(h->raw, in->raw, in->len) == 0)
+			return h;
+	return NULL;
+}
+
 void
 asof_left(ss_asof *j, const struct asof_in *in)
 {
@@ -633,8 +654,14 @@ asof_left(ss_asof *j, const struct asof_in *in)
 		if (j->o.emit == SS_ASOF_REVISE) {
 			int64_t rev = first_revision(j, in);
 			emit(j, in->raw, in->len, in->line, r, rev);
-			if (!final(j, p))
+			struct asof_held *open = replay ? find_open(k, in) : NULL;
+			if (open) {
+				open->revision = (uint32_t)rev;
+				open->match = r ? r->seq : 0;
+				record_revision(j, open);
+			} else if (!final(j, p)) {
 				hold(j, k, in, p, r, rev);
+			}
 		} else if (final(j, p)) {
 			emit(j, in->raw, in->len, in->line, r, -1);
 		} else {

@@ -386,3 +386,15 @@ with open("'"$T"'/l", "w") as l, open("'"$T"'/r", "w") as r:
 	run sqlite3 "$T/s.db" 'select count(*) > 19000, sum(spilled) > 18000 from asof_held'
 	assert_output '1|1'
 }
+
+@test "revise: a replay of a record still open continues its revisions" {
+	l='{"topic":"act","partition":0,"offset":3,"t":15,"v":"l15"}'
+	left() { sleep 0.3; echo "$l"; sleep 0.4; echo "$l"; sleep 1; }
+	right() { echo '{"t":10,"v":"r10"}'; sleep 1.1; echo '{"t":12,"v":"r12"}'; sleep 0.4; }
+	run --separate-stderr ss-asof --on .t --emit revise --state "$T/s.db" --select "$vv" <(left) <(right)
+	assert_output '["l15","r10",0]
+["l15","r10",1]
+["l15","r12",2]'
+	run sqlite3 "$T/s.db" 'select revision from asof_revision'
+	assert_output 2
+}
