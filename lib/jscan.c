@@ -397,7 +397,9 @@ ss_jpath_parse(const char *expr)
 		} else if (*s == '.' && s[1] == '"') {
 			if ((s = parse_quoted(s + 1, st)) == NULL)
 				goto no;
-		} else if (*s == '[' || (*s == '.' && s[1] == '[')) {
+		} else if (*s == '[' || (*s == '.' && s[1] == '[' && jp->nsteps == 0)) {
+			/* .[0] starts a path; jq 1.6 has no .a.[0] (libjq is compiled lazily for
+			 * plain paths, so jpath must refuse what jq would) */
 			s += *s == '.' ? 2 : 1;
 			if (*s == '"') {
 				if ((s = parse_quoted(s, st)) == NULL || *s != ']')
