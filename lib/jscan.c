@@ -394,6 +394,9 @@ ss_jpath_parse(const char *expr)
 				s++;
 			st->keylen = (size_t)(s - b);
 			st->key = strndup(b, st->keylen);
+			/* jq 1.6 lexes .e5 as a number (then fails): not a path for jq */
+			if ((*b == 'e' || *b == 'E') && st->keylen > 1 && strspn(b + 1, "0123456789") == st->keylen - 1)
+				goto no;
 		} else if (*s == '.' && s[1] == '"') {
 			if ((s = parse_quoted(s + 1, st)) == NULL)
 				goto no;
