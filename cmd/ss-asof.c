@@ -17,14 +17,15 @@ static const char usage[] =
 	"               [--by EXPR | --left-by EXPR --right-by EXPR]\n"
 	"               [--direction backward|forward|nearest] [--strict] [--tolerance DURATION]\n"
 	"               [--inner] [--emit eager|defer|revise] [--grace DURATION]\n"
-	"               [--max-delay DURATION] [--idle DURATION] [--retain DURATION] [--select EXPR] [--state DB]\n"
+	"               [--max-delay DURATION] [--idle DURATION]\n"
+	"               [--right-partitions N] [--retain DURATION] [--select EXPR] [--state DB]\n"
 	"               [--late-file FILE] [--on-error fail|skip|dead-letter=FILE]\n"
 	"               [--ts-unit s|ms|us|ns] LEFT RIGHT\n";
 
 enum {
 	OPT_ON = 256, OPT_LEFT_ON, OPT_RIGHT_ON, OPT_BY, OPT_LEFT_BY, OPT_RIGHT_BY, OPT_DIRECTION,
 	OPT_STRICT, OPT_TOLERANCE, OPT_INNER, OPT_EMIT, OPT_GRACE, OPT_SELECT, OPT_STATE,
-	OPT_RETAIN, OPT_MAX_DELAY, OPT_IDLE, OPT_LATE_FILE, OPT_ON_ERROR, OPT_TS_UNIT,
+	OPT_RETAIN, OPT_MAX_DELAY, OPT_IDLE, OPT_RIGHT_PARTITIONS, OPT_LATE_FILE, OPT_ON_ERROR, OPT_TS_UNIT,
 };
 
 static const struct option longopts[] = {
@@ -45,6 +46,7 @@ static const struct option longopts[] = {
 	{"retain", required_argument, NULL, OPT_RETAIN},
 	{"max-delay", required_argument, NULL, OPT_MAX_DELAY},
 	{"idle", required_argument, NULL, OPT_IDLE},
+	{"right-partitions", required_argument, NULL, OPT_RIGHT_PARTITIONS},
 	{"late-file", required_argument, NULL, OPT_LATE_FILE},
 	{"on-error", required_argument, NULL, OPT_ON_ERROR},
 	{"ts-unit", required_argument, NULL, OPT_TS_UNIT},
@@ -60,6 +62,17 @@ duration(const char *opt, const char *arg)
 	if (!ss_duration_parse(arg, &ns) || ns < 0)
 		ss_diag_usage_error(usage, "%s: not a duration: '%s' (like 250ms, 90s, 10m, 1h, 7d)", opt, arg);
 	return ns;
+}
+
+static int
+count(const char *opt, const char *arg)
+{
+	char *end;
+	long n = strtol(arg, &end, 10);
+
+	if (*arg == '\0' || *end != '\0' || n < 0 || n > 1000000)
+		ss_diag_usage_error(usage, "%s: not a count: '%s'", opt, arg);
+	return (int)n;
 }
 
 static int
@@ -102,6 +115,7 @@ main(int argc, char **argv)
 		case OPT_RETAIN: o.retain = duration("--retain", optarg); break;
 		case OPT_MAX_DELAY: o.max_delay = duration("--max-delay", optarg); break;
 		case OPT_IDLE: o.idle = duration("--idle", optarg); break;
+		case OPT_RIGHT_PARTITIONS: o.right_partitions = count("--right-partitions", optarg); break;
 		case OPT_LATE_FILE: o.late_file = optarg; break;
 		case OPT_ON_ERROR:
 			if (!ss_errpolicy_parse(&onerror, optarg))

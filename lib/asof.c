@@ -92,6 +92,7 @@ ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out)
 		ss_diag_die(SS_EXIT_DATA, "%s: cannot open: %m", opts->late_file);
 	j->maxr = j->lw = j->spill_min_t = j->wm = ASOF_NONE;
 	j->idle_next = INT64_MAX;
+	j->started = ss_time_mono();
 	j->spill_limit = spill_limit();
 	if (opts->state) {
 		j->st = j->spill = asof_state_open(opts->state);

@@ -98,6 +98,7 @@ struct ss_asof {
 	size_t nparts, capparts, last_part;
 	int64_t wm;        /* the effective right watermark (asof_wm.c) */
 	int64_t idle_next; /* monotonic time the next partition turns idle */
+	int64_t started;   /* monotonic start time: unseen partitions are waited for --idle */
 	int64_t lw;       /* newest left event time seen */
 	bool left_eof, right_eof;
 	uint64_t rseq, lid;

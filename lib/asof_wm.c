@@ -57,6 +57,11 @@ asof_wm_update(ss_asof *j)
 	int64_t now = j->nparts ? ss_time_mono() : 0;
 
 	j->idle_next = INT64_MAX;
+	if ((size_t)j->o.right_partitions > j->nparts && now - j->started < j->o.idle) {
+		/* a partition not seen yet may be far behind the others */
+		j->idle_next = j->started + j->o.idle;
+		return false;
+	}
 	for (size_t i = 0; i < j->nparts; i++) {
 		const struct asof_part *p = &j->parts[i];
 		if (p->maxt == ASOF_NONE)

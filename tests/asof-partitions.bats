@@ -97,3 +97,28 @@ wx|1|1000000000000"
 @test "--idle: usage" {
 	test_must_fail 2 ss-asof --on .t --idle soon /dev/null /dev/null
 }
+
+@test "--right-partitions: the watermark waits for partitions not seen yet" {
+	# partition 0 arrives whole before partition 1's first record
+	printf '%s\n' '{"topic":"wx","partition":0,"offset":0,"t":10,"v":"a"}' \
+		'{"topic":"wx","partition":0,"offset":1,"t":100,"v":"b"}' \
+		'{"topic":"wx","partition":1,"offset":0,"t":40,"v":"c"}' >"$T/r"
+	printf '{"t":50}\n' >"$T/l"
+	run --separate-stderr ss-asof --on .t --right-partitions 2 --select .right.v "$T/l" <(cat "$T/r")
+	assert_success
+	assert_output '"c"'
+	# unknown partitions cannot hold back what is released before they are seen
+	run --separate-stderr ss-asof --on .t --select .right.v "$T/l" <(cat "$T/r")
+	assert_output '"a"'
+}
+
+@test "--right-partitions: a partition never seen is waited for --idle at most" {
+	printf '%s\n' '{"topic":"wx","partition":0,"offset":0,"t":10,"v":"a"}' '{"topic":"wx","partition":0,"offset":1,"t":100,"v":"b"}' >"$T/r"
+	mkfifo "$T/rf"
+	exec 7<>"$T/rf"
+	cat "$T/r" >&7
+	run --separate-stderr timeout 20 ss-asof --on .t --right-partitions 2 --idle 1s --select .right.v <(printf '{"t":50}\n') "$T/rf"
+	exec 7>&-
+	assert_success
+	assert_output '"a"'
+}
