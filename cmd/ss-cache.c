@@ -79,7 +79,8 @@ struct put {
 	bool tee;
 	int64_t retain_count, retain_age; /* 0: keep everything */
 	enum ss_tsunit unit;
-	ss_buf pending;                   /* --tee output held until its records are committed */
+	ss_buf pending;                   /* --tee output of the batch, written out before its commit */
+	bool passing_on;                  /* writing it out: do not commit if that fails */
 	int pending_records;
 	uint64_t stored, replays, rejected;
 	ss_buf keyenc, keytext;
@@ -87,10 +88,26 @@ struct put {
 
 static struct put P; /* one per process; the atexit handler needs it */
 
-/* Commit the batch, apply retention, then release the --tee output of what is now durable. */
+/* Apply retention and commit the batch. Its --tee output is written out (to the pipe,
+ * where a kill of this process cannot take it back) before the commit: once the records
+ * count as applied a restart never reads them again, so output still in our buffer at a
+ * kill would be lost downstream. A kill between the write and the commit replays the
+ * batch instead, so --tee is at-least-once, like Kafka delivery. */
 static void
 commit(struct put *p)
 {
+	if (p->tee && p->pending.len) {
+		/* taken out first: a closed pipe exits from the write, and the atexit handler
+		 * comes back here to commit */
+		ss_buf out = p->pending;
+		p->pending = (ss_buf){0};
+		p->passing_on = true;
+		ss_writer_write(p->out, out.data, out.len);
+		ss_writer_flush(p->out);
+		p->passing_on = false;
+		p->pending = out;
+		ss_buf_reset(&p->pending);
+	}
 	for (size_t i = 0; i < state_count(&p->state); i++) {
 		ss_store *s = state_at(&p->state, i);
 		if (p->retain_count > 0)
@@ -98,10 +115,6 @@ commit(struct put *p)
 		if (p->retain_age > 0)
 			ss_store_retain_age(s, p->retain_age);
 		ss_store_commit(s);
-	}
-	if (p->tee && p->pending.len) {
-		ss_writer_write(p->out, p->pending.data, p->pending.len);
-		ss_buf_reset(&p->pending);
 	}
 	p->pending_records = 0;
 }
@@ -122,6 +135,11 @@ static void
 finish(void)
 {
 	if (!P.open)
+		return;
+	/* The batch's --tee output did not get out (a closed pipe, a write error): leave the
+	 * batch uncommitted, so a restart reads it again and passes it on. Committing it would
+	 * lose it downstream, e.g. when the ss-produce after us is killed. */
+	if (P.passing_on)
 		return;
 	idle(&P);
 	state_close(&P.state);

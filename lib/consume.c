@@ -15,12 +15,12 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "consume.h"
 #include "diag.h"
 #include "outq.h"
@@ -35,6 +35,7 @@
 #define PROGRESS_EVERY_MS 500
 #define EXIT_PIPE 141
 #define BATCH 1000
+#define READER_WAIT_MS 500
 
 struct part {
 	int32_t id;
@@ -201,6 +202,12 @@ static void
 die_kafka(rd_kafka_resp_err_t err, const char *what)
 {
 	ss_diag_die(ss_kafka_exit_code(err), "%s: %s", what, rd_kafka_err2str(err));
+}
+
+static int64_t
+now_ms(void)
+{
+	return ss_time_mono() / 1000000;
 }
 
 /* Pause or resume one partition in librdkafka. */
@@ -507,13 +514,31 @@ drain_all(struct consumer *c)
 		closed_output(c);
 }
 
-/* Pause every partition while the output holds too much, resume once it drained. */
+/* A reader that is merely slower than Kafka gets a short blocking wait: pausing would
+ * drop what librdkafka has prefetched and fetch it again. Returns what is pending. */
+static size_t
+wait_for_reader(struct consumer *c)
+{
+	struct pollfd pfd = {.fd = c->o->out_fd, .events = POLLOUT};
+	int64_t until = now_ms() + READER_WAIT_MS;
+
+	while (!c->finished && ss_outq_pending(c->out) > HIGH_WATER && now_ms() < until) {
+		(void)poll(&pfd, 1, 50);
+		drain(c);
+	}
+	return ss_outq_pending(c->out);
+}
+
+/* Pause every partition while the output holds too much even after a short wait (a
+ * stalled reader), resume once it drained. */
 static void
 flow_control(struct consumer *c)
 {
 	size_t pending = ss_outq_pending(c->out);
 	bool pause;
 
+	if (!c->bp_paused && pending > HIGH_WATER)
+		pending = wait_for_reader(c);
 	if (!c->bp_paused && pending > HIGH_WATER)
 		pause = true;
 	else if (c->bp_paused && pending < LOW_WATER)
@@ -624,53 +649,25 @@ handle_message(struct consumer *c, const rd_kafka_message_t *m)
 		c->finished = true;
 }
 
-/* Checkpoint seek requests (ss-checkpoint pulse writes them; we take and delete them).
- * Written against the shared schema of ss_seek_request. */
+/* Checkpoint seek requests: ss-checkpoint pulse writes them, we take (delete) them.
+ * They are collected first and acted on after the transaction, which stays short. */
 struct seek {
 	char *topic;
 	int32_t partition;
 	int64_t offset;
 };
+struct seeks {
+	struct seek *v;
+	size_t n;
+};
 
-static size_t
-take_seeks(const char *db_path, const char *checkpoint, struct seek **out)
+static void
+collect_seek(const char *topic, int32_t partition, int64_t offset, void *arg)
 {
-	sqlite3 *db;
-	sqlite3_stmt *st = NULL;
-	size_t n = 0;
+	struct seeks *s = arg;
 
-	*out = NULL;
-	if (access(db_path, F_OK) != 0)
-		return 0;
-	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-		sqlite3_close(db);
-		return 0;
-	}
-	sqlite3_busy_timeout(db, 5000);
-	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		goto out;
-	if (sqlite3_prepare_v2(db, "SELECT topic, partition, offset FROM ss_seek_request WHERE checkpoint = ?",
-			       -1, &st, NULL) != SQLITE_OK) {
-		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-		goto out; /* no table yet */
-	}
-	sqlite3_bind_text(st, 1, checkpoint, -1, SQLITE_STATIC);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		*out = ss_xrealloc(*out, (n + 1) * sizeof **out);
-		(*out)[n++] = (struct seek){ss_xstrdup((const char *)sqlite3_column_text(st, 0)),
-					    sqlite3_column_int(st, 1), sqlite3_column_int64(st, 2)};
-	}
-	sqlite3_finalize(st);
-	st = NULL;
-	if (sqlite3_prepare_v2(db, "DELETE FROM ss_seek_request WHERE checkpoint = ?", -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, checkpoint, -1, SQLITE_STATIC);
-		sqlite3_step(st);
-	}
-	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-out:
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	return n;
+	s->v = ss_xrealloc(s->v, (s->n + 1) * sizeof *s->v);
+	s->v[s->n++] = (struct seek){ss_xstrdup(topic), partition, offset};
 }
 
 static void
@@ -704,14 +701,14 @@ seek_to(struct consumer *c, const char *topic, int32_t partition, int64_t offset
 static void
 apply_seeks(struct consumer *c)
 {
-	struct seek *s;
-	size_t n = take_seeks(c->o->checkpoint_db, c->o->checkpoint_name, &s);
+	struct seeks s = {0};
 
-	for (size_t i = 0; i < n; i++) {
-		seek_to(c, s[i].topic, s[i].partition, s[i].offset);
-		free(s[i].topic);
+	(void)ss_checkpoint_take_seeks(c->o->checkpoint_db, c->o->checkpoint_name, collect_seek, &s);
+	for (size_t i = 0; i < s.n; i++) {
+		seek_to(c, s.v[i].topic, s.v[i].partition, s.v[i].offset);
+		free(s.v[i].topic);
 	}
-	free(s);
+	free(s.v);
 }
 
 static void
@@ -733,11 +730,6 @@ progress(struct consumer *c, int64_t now, bool last)
 	c->next_progress = now + PROGRESS_EVERY_MS;
 }
 
-static int64_t
-now_ms(void)
-{
-	return ss_time_mono() / 1000000;
-}
 
 /* Every broker reported down for longer than --timeout: one last metadata request
  * decides between carrying on and giving up (75), rather than waiting forever. */

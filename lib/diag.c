@@ -1,5 +1,6 @@
 #include "diag.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,9 @@ void
 ss_diag_init(const char *tool)
 {
 	tool_name = tool;
+	/* Past RLIMIT_FSIZE a write should fail with EFBIG and a message (SQLite reports it),
+	 * not kill the tool by signal before its exit handlers run. */
+	signal(SIGXFSZ, SIG_IGN);
 }
 
 const char *

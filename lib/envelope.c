@@ -30,12 +30,10 @@ integer(const char *p, size_t n, int64_t max, int64_t *out)
 	if (n == 0 || n > 19)
 		return false;
 	for (size_t i = 0; i < n; i++) {
-		if (p[i] < '0' || p[i] > '9')
-			return false;
+		if (p[i] < '0' || p[i] > '9' || v > (max - (p[i] - '0')) / 10)
+			return false; /* not a digit, or beyond max (19 digits overflow int64) */
 		v = v * 10 + (p[i] - '0');
 	}
-	if (v > max)
-		return false;
 	*out = v;
 	return true;
 }

@@ -79,6 +79,23 @@ hexval(char c)
 	return -1;
 }
 
+/* The value of 4 hex digits at p (before end), or -1. */
+static long
+hex4(const unsigned char *p, const unsigned char *end)
+{
+	long v = 0;
+
+	if (end - p < 4)
+		return -1;
+	for (int i = 0; i < 4; i++) {
+		int h = hexval((char)p[i]);
+		if (h < 0)
+			return -1;
+		v = v << 4 | h;
+	}
+	return v;
+}
+
 /* p at the opening quote; returns the byte after the closing quote or NULL. */
 static const char *
 scan_string(const char *p, const char *end, const char **why)
@@ -94,11 +111,20 @@ scan_string(const char *p, const char *end, const char **why)
 				break;
 			c = q[1];
 			if (c == 'u') {
-				if (e - q < 6 || hexval(q[2]) < 0 || hexval(q[3]) < 0 || hexval(q[4]) < 0 || hexval(q[5]) < 0) {
+				long cp = hex4(q + 2, e);
+				if (cp < 0) {
 					*why = "invalid \\u escape in string";
 					return NULL;
 				}
 				q += 6;
+				/* a high surrogate needs its low half next, as jq's parser requires */
+				if (cp >= 0xD800 && cp <= 0xDBFF) {
+					if (e - q < 2 || q[0] != '\\' || q[1] != 'u' || (cp = hex4(q + 2, e)) < 0xDC00 || cp > 0xDFFF) {
+						*why = "invalid \\u surrogate pair in string";
+						return NULL;
+					}
+					q += 6;
+				}
 				continue;
 			}
 			if (!strchr("\"\\/bfnrt", (int)c) || c == 0) {
@@ -355,7 +381,8 @@ ss_jpath_parse(const char *expr)
 		return NULL;
 	while (*s == ' ')
 		s++;
-	if (*s != '.')
+	/* jq reads invalid UTF-8 in a key as U+FFFD: leave such paths to jq */
+	if (*s != '.' || !ss_jscan_utf8(expr, expr + cap - 1))
 		goto no;
 	if (s[1] == '\0' || (s[1] == ' ' && s[strspn(s + 1, " ") + 1] == '\0'))
 		return jp; /* identity */
@@ -367,10 +394,15 @@ ss_jpath_parse(const char *expr)
 				s++;
 			st->keylen = (size_t)(s - b);
 			st->key = strndup(b, st->keylen);
+			/* jq 1.6 lexes .e5 as a number (then fails): not a path for jq */
+			if ((*b == 'e' || *b == 'E') && st->keylen > 1 && strspn(b + 1, "0123456789") == st->keylen - 1)
+				goto no;
 		} else if (*s == '.' && s[1] == '"') {
 			if ((s = parse_quoted(s + 1, st)) == NULL)
 				goto no;
-		} else if (*s == '[' || (*s == '.' && s[1] == '[')) {
+		} else if (*s == '[' || (*s == '.' && s[1] == '[' && jp->nsteps == 0)) {
+			/* .[0] starts a path; jq 1.6 has no .a.[0] (libjq is compiled lazily for
+			 * plain paths, so jpath must refuse what jq would) */
 			s += *s == '.' ? 2 : 1;
 			if (*s == '"') {
 				if ((s = parse_quoted(s, st)) == NULL || *s != ']')
@@ -395,8 +427,52 @@ ss_jpath_parse(const char *expr)
 		goto no;
 	return jp;
 no:
+	free(jp->steps[jp->nsteps].key); /* a step parsed but not counted */
 	ss_jpath_free(jp);
 	return NULL;
+}
+
+/* UTF-8 bytes of code point cp into out; returns their count. */
+static size_t
+utf8_put(unsigned long cp, char *out)
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xC0 | cp >> 6);
+		out[1] = (char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xE0 | cp >> 12);
+		out[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+		out[2] = (char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	out[0] = (char)(0xF0 | cp >> 18);
+	out[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+	out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+	out[3] = (char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
+/* Decode the \u escape at q (after the 'u') of a valid string, as jq does: a surrogate
+ * pair is one code point, a lone low surrogate U+FFFD. Advances *q. */
+static unsigned long
+unescape_u(const char **q, const char *end)
+{
+	const unsigned char *u = (const unsigned char *)*q;
+	unsigned long cp = (unsigned long)hex4(u, (const unsigned char *)end);
+
+	*q += 4;
+	if (cp >= 0xD800 && cp <= 0xDBFF) { /* jscan checked that the low half follows */
+		cp = 0x10000 + ((cp - 0xD800) << 10) + ((unsigned long)hex4(u + 6, (const unsigned char *)end) - 0xDC00);
+		*q += 6;
+	} else if (cp >= 0xDC00 && cp <= 0xDFFF)
+		cp = 0xFFFD;
+	return cp;
 }
 
 /* Compare a raw JSON string literal [p,e) (quotes included) with key; handles escapes. */
@@ -409,28 +485,23 @@ key_equals(const char *p, const char *e, const char *key, size_t keylen)
 	if (memchr(q, '\\', (size_t)(end - q)) == NULL)
 		return (size_t)(end - q) == keylen && memcmp(q, key, keylen) == 0;
 	while (q < end) {
-		char c = *q++;
-		if (c == '\\') {
-			c = *q++;
-			switch (c) {
-			case 'b': c = '\b'; break;
-			case 'f': c = '\f'; break;
-			case 'n': c = '\n'; break;
-			case 'r': c = '\r'; break;
-			case 't': c = '\t'; break;
-			case 'u': {
-				unsigned cp = (unsigned)(hexval(q[0]) << 12 | hexval(q[1]) << 8 | hexval(q[2]) << 4 | hexval(q[3]));
-				q += 4;
-				if (cp >= 0x80)
-					return false; /* non-ASCII escapes in path keys: let jq decide */
-				c = (char)cp;
-				break;
-			}
-			default: break;
+		char c[4];
+		size_t n = 1;
+		c[0] = *q++;
+		if (c[0] == '\\') {
+			switch (*q++) {
+			case 'b': c[0] = '\b'; break;
+			case 'f': c[0] = '\f'; break;
+			case 'n': c[0] = '\n'; break;
+			case 'r': c[0] = '\r'; break;
+			case 't': c[0] = '\t'; break;
+			case 'u': n = utf8_put(unescape_u(&q, end), c); break;
+			default: c[0] = q[-1]; break;
 			}
 		}
-		if (i >= keylen || key[i++] != c)
+		if (keylen - i < n || memcmp(key + i, c, n) != 0)
 			return false;
+		i += n;
 	}
 	return i == keylen;
 }

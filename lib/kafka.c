@@ -368,20 +368,31 @@ put_base64_form(ss_buf *b, const void *p, size_t len)
 	ss_buf_adds(b, "\"}");
 }
 
+/* Is [s, end), a valid JSON document, the literal null? */
+static bool
+is_null_literal(const char *s, const char *end)
+{
+	while (s < end && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
+		s++;
+	return end - s >= 4 && memcmp(s, "null", 4) == 0;
+}
+
 bool
 ss_kafka_put_payload(ss_buf *b, const void *p, size_t len, enum ss_kfmt fmt)
 {
-	const char *s = p, *end = s + len, *b64, *b64end;
+	const char *s = p, *end, *b64, *b64end;
 
 	if (p == NULL) {
 		ss_buf_adds(b, "null");
 		return true;
 	}
+	end = s + len; /* not before: NULL + 0 is undefined (UBSan stops on tombstones) */
 	switch (fmt) {
 	case SS_KFMT_AUTO:
 	case SS_KFMT_JSON:
 		if (ss_jscan_document(s, end, NULL)) {
-			if (is_base64_form(s, end, &b64, &b64end))
+			/* the bytes "null" would read back as a tombstone: keep them bytes */
+			if (is_base64_form(s, end, &b64, &b64end) || is_null_literal(s, end))
 				put_base64_form(b, s, len);
 			else
 				put_json_line(b, s, len);

@@ -85,6 +85,8 @@ dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 static void
 flush_all(struct producer *pr)
 {
+	if (pr->dry != NULL) /* --dry-run: "delivered" is printed */
+		ss_writer_flush(pr->dry);
 	if (pr->rk == NULL)
 		return;
 	while (rd_kafka_outq_len(pr->rk) > 0)

@@ -165,24 +165,32 @@ ss_time_parse_text(const char *p, size_t len, int64_t *ns)
 	}
 	if (!parse_zone(p, end, &offset))
 		return false;
-	if (y < 1678 || y > 2261)
-		return false; /* int64 nanoseconds cover 1677..2262 */
+	if (y < 1677 || y > 2262)
+		return false;
+	/* int64 nanoseconds reach 1677-09-21T00:12:43.145224192Z .. 2262-04-11T23:47:16.854775807Z;
+	 * borrow a second before multiplying so the lowest instants do not overflow */
 	int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s - offset;
-	*ns = secs * NS_PER_S + frac;
-	return true;
+	if (secs < 0 && frac > 0) {
+		secs++;
+		frac -= NS_PER_S;
+	}
+	return !__builtin_mul_overflow(secs, NS_PER_S, ns) && !__builtin_add_overflow(*ns, frac, ns);
 }
 
 static bool
 number_to_ns(double v, enum ss_tsunit unit, int64_t *ns, const char **why)
 {
-	static const double scale[] = {1e9, 1e6, 1e3, 1};
-	double x = v * scale[unit];
+	static const int64_t scale[] = {1000000000, 1000000, 1000, 1};
+	double x = v * (double)scale[unit], whole;
 
 	if (!isfinite(x) || fabs(x) > 9.2e18) {
 		*why = "time out of range";
 		return false;
 	}
-	*ns = (int64_t)llround(x);
+	/* Whole units in integers: v * 1e6 in doubles would turn the millisecond Kafka
+	 * timestamp 1672567399999 into ...999000064 ns (doubles have 53 bits). */
+	double frac = modf(v, &whole);
+	*ns = (int64_t)whole * scale[unit] + llround(frac * (double)scale[unit]);
 	return true;
 }
 

@@ -55,7 +55,13 @@ die_sqlite(ss_store *s, int rc, const char *what)
 {
 	int code = (rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_CANTOPEN ||
 		    rc == SQLITE_PROTOCOL) ? SS_EXIT_TEMPFAIL : SS_EXIT_DATA;
-	ss_diag_die(code, "%s: %s: %s", s->path, what, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+	/* SQLite may have rolled the batch back (SQLITE_FULL, IOERR ...): the exit handlers
+	 * must not commit what is left of it, above all not its offsets alone, in autocommit,
+	 * which would mark the lost records applied. Closing without commit rolls back. */
+	s->in_txn = false;
+	int err = s->db ? sqlite3_system_errno(s->db) : 0;
+	ss_diag_die(code, "%s: %s: %s%s%s%s", s->path, what, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc),
+		    err ? " (" : "", err ? strerror(err) : "", err ? ")" : "");
 }
 
 static void

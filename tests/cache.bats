@@ -277,12 +277,17 @@ for i in range(2000):
 	assert_output --partial 'ss-cache: <stdout>: write: No space left on device'
 }
 
-@test "a closed pipe ends --tee quietly, with what it stored committed" {
-	seq 1 200000 | jq -c '{key: .}' >"$T/in"
+@test "a closed pipe ends --tee quietly; the batch it could not pass on stays uncommitted for a re-run" {
+	seq 1 200000 | jq -c '{topic: "t", partition: 0, offset: ., key: .}' >"$T/in"
 	run bash -c "ss-cache '$T/st.db' put --tee <'$T/in' | head -1"
 	assert_success
-	assert_output '{"key":1}'
-	run ss-cache "$T/st.db" get 1
+	assert_output '{"topic":"t","partition":0,"offset":1,"key":1}'
+	run ss-cache "$T/st.db" get 200000
+	assert_failure 1
+	# the re-run passes everything on that was not committed
+	run bash -c "ss-cache '$T/st.db' put --tee <'$T/in' | wc -l"
+	assert_output 200000
+	run ss-cache "$T/st.db" get 200000
 	assert_success
 }
 

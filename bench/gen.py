@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Generate the seed's weather and activity streams as NDJSON for the benchmarks.
+
+    gen.py N OUTDIR [--stations 100] [--late FRACTION] [--late-span SECONDS]
+                    [--ts epoch|rfc3339] [--seed S]
+
+writes OUTDIR/weather.ndjson (right side) and OUTDIR/activity.ndjson (left side),
+N records each, shaped like the seed's messages plus a station:
+
+    {"station":"s17","timestamp":1672567200,"value":"🌞","temp":12.5}
+    {"station":"s42","timestamp":1672567201,"value":"swimming"}
+
+Weather record i happens at BASE + 2*i (even seconds), activity record j at BASE + 2*j + 1
+(odd seconds), stations drawn at random. Right times are unique and never equal a left
+time, so every peer (batch or streaming, <= or <) has exactly one correct answer and ties
+cannot make two fair engines disagree.
+
+--late F moves a fraction F of the weather records later in the file, by up to
+--late-span seconds of event time (default 1800): out-of-order right records that a join
+with a grace of at least that span must still apply. Times stay epoch seconds (numbers)
+by default, which every peer reads natively; --ts rfc3339 writes "2023-01-01T10:00:00Z".
+"""
+import argparse
+import heapq
+import os
+import random
+import time
+
+BASE = 1672567200  # 2023-01-01T10:00:00Z, the seed's first weather message
+WEATHER = ["🌞", "⛅", "🌧", "🌩", "❄", "🌫"]
+ACTIVITY = ["swimming", "walking home", "shopping", "lunch", "cycling", "reading"]
+
+
+def fmt_time(t, style):
+    if style == "epoch":
+        return str(t)
+    return '"' + time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t)) + '"'
+
+
+def weather_lines(n, stations, style, rnd):
+    for i in range(n):
+        t = BASE + 2 * i
+        s = rnd.randrange(stations)
+        temp = rnd.randrange(-150, 350) / 10
+        yield t, ('{"station":"s%d","timestamp":%s,"value":"%s","temp":%s}\n'
+                  % (s, fmt_time(t, style), WEATHER[(s + i // 500) % len(WEATHER)], temp))
+
+
+def activity_lines(n, stations, style, rnd):
+    for j in range(n):
+        t = BASE + 2 * j + 1
+        s = rnd.randrange(stations)
+        yield ('{"station":"s%d","timestamp":%s,"value":"%s"}\n'
+               % (s, fmt_time(t, style), ACTIVITY[rnd.randrange(len(ACTIVITY))]))
+
+
+def delay_some(lines, fraction, span, rnd):
+    """Hold back a fraction of (time, line) pairs until the stream passes time + delay."""
+    held = []  # heap of (release_time, line)
+    for t, line in lines:
+        while held and held[0][0] <= t:
+            yield heapq.heappop(held)[1]
+        if rnd.random() < fraction:
+            heapq.heappush(held, (t + rnd.randrange(2, span + 1), line))
+        else:
+            yield line
+    while held:
+        yield heapq.heappop(held)[1]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("n", type=int)
+    p.add_argument("outdir")
+    p.add_argument("--stations", type=int, default=100)
+    p.add_argument("--late", type=float, default=0.0)
+    p.add_argument("--late-span", type=int, default=1800)
+    p.add_argument("--ts", choices=["epoch", "rfc3339"], default="epoch")
+    p.add_argument("--seed", type=int, default=6)
+    a = p.parse_args()
+    os.makedirs(a.outdir, exist_ok=True)
+    rnd = random.Random(a.seed)
+    w = weather_lines(a.n, a.stations, a.ts, rnd)
+    if a.late > 0:
+        # a separate generator, so the late variant is a permutation of the in-order one
+        lines = delay_some(w, a.late, a.late_span, random.Random(a.seed + 1))
+    else:
+        lines = (line for _, line in w)
+    with open(os.path.join(a.outdir, "weather.ndjson"), "w") as f:
+        f.writelines(lines)
+    with open(os.path.join(a.outdir, "activity.ndjson"), "w") as f:
+        f.writelines(activity_lines(a.n, a.stations, a.ts, rnd))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+/* Plain-path finding against jq. Input: a path expression, '\n', a JSON document.
+ * Properties: when ss_jpath_parse takes the expression as a plain path and the document is
+ * valid, ss_jpath_find agrees with jq running the same expression: the same value (found),
+ * null (not found), or an error (type_error). Compiled expressions are cached, since
+ * compiling jq's builtins costs far more than a run. */
+#include <jq.h>
+#include <jv.h>
+
+#include "fuzz.h"
+#include "jscan.h"
+
+#define NCACHE 256
+
+static struct {
+	char *text;
+	jq_state *jq;
+} cache[NCACHE];
+
+static void
+ignore_error(void *data, jv msg)
+{
+	(void)data;
+	jv_free(msg);
+}
+
+static jq_state *
+compiled(const char *text)
+{
+	unsigned h = 5381;
+	for (const char *p = text; *p; p++)
+		h = h * 33 + (unsigned char)*p;
+	h %= NCACHE;
+	if (cache[h].text && strcmp(cache[h].text, text) == 0)
+		return cache[h].jq;
+	if (cache[h].text) {
+		free(cache[h].text);
+		jq_teardown(&cache[h].jq);
+	}
+	cache[h].text = strdup(text);
+	cache[h].jq = jq_init();
+	jq_set_error_cb(cache[h].jq, ignore_error, NULL);
+	/* ss_expr_compile leaves plain paths to jpath and compiles them with libjq only when
+	 * a record needs it: jpath must take no path that jq refuses */
+	if (!jq_compile(cache[h].jq, text))
+		fuzz_fail("jpath takes a path jq refuses: %s", text);
+	return cache[h].jq;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *doc, *vs, *ve;
+	size_t len;
+	bool type_error;
+	char *expr = fuzz_split(data, size, &doc, &len);
+	struct ss_jpath *path = ss_jpath_parse(expr);
+
+	if (path == NULL || !ss_jscan_document(doc, doc + len, NULL) || len > 100000) {
+		if (path)
+			ss_jpath_free(path);
+		free(expr);
+		return 0;
+	}
+	bool found = ss_jpath_find(path, doc, doc + len, &vs, &ve, &type_error);
+	if (found && (vs < doc || ve > doc + len || vs >= ve))
+		fuzz_fail("span outside the document");
+	jv in = jv_parse_sized(doc, (int)len);
+	if (jv_is_valid(in)) { /* jq refuses deep or lenient input that jscan accepts */
+		jq_state *jq = compiled(expr);
+		jq_start(jq, in, 0);
+		jv want = jq_next(jq);
+		if (found) {
+			jv got = jv_parse_sized(vs, (int)(ve - vs));
+			if (!jv_is_valid(want) || !jv_equal(jv_copy(got), jv_copy(want)))
+				fuzz_fail("%s: found %.*s, jq says otherwise", expr, (int)(ve - vs), vs);
+			jv_free(got);
+		} else if (type_error && jv_is_valid(want))
+			fuzz_fail("%s: type error, jq gives a value", expr);
+		else if (!type_error && !(jv_get_kind(want) == JV_KIND_NULL))
+			fuzz_fail("%s: missing, jq gives non-null or an error", expr);
+		/* drain a value's stream (jq asserts if run on after its end) */
+		if (jv_is_valid(want))
+			for (jv more; jv_is_valid(more = jq_next(jq));)
+				jv_free(more);
+		jv_free(want);
+	} else
+		jv_free(in);
+	ss_jpath_free(path);
+	free(expr);
+	return 0;
+}
