@@ -4,6 +4,8 @@
 # produce exactly the output of one pipeline owning all six, which equals the brute-force
 # reference; each instance's memory stays within the single instance's. (--retain covers
 # the interleaving of the left partitions: pruning follows the newest left time.)
+# And a cron backfill (scripts/ss-backfill) with --from/--until windows.
+bats_require_minimum_version 1.5.0
 load helpers
 
 setup_file() {
@@ -61,4 +63,22 @@ pipeline() {
 		[ "$(cat "$T/$n.kb")" -le "$(cat "$T/all.kb")" ] ||
 			{ echo "$n: $(cat "$T/$n.kb") kB > $(cat "$T/all.kb") kB"; return 1; }
 	done
+}
+
+@test "backfill from cron: --from/--until windows, re-runs leave state as one full run" {
+	bf() { "$SS_ROOT/scripts/ss-backfill" --offsets-from "$T/db" -b "$BROKERS" "$@" weather \
+		-- ss-cache "$T/db" put --key '[.value.k, .value.t]' --value .value; }
+	run --separate-stderr bf --from 2023-01-01T00:30:00Z --until 2023-01-01T00:40:00Z
+	assert_success
+	n=$(jq -s '[.[] | select(.t >= 1672533000 and .t <= 1672533600)] | length' "$KAFKA_TMP/weather")
+	assert_equal "$stderr" "ss-backfill: in $n, out 0, late 0, skipped as replays 0"
+	run --separate-stderr bf --from 2023-01-01T00:30:00Z --until 2023-01-01T00:40:00Z
+	assert_failure 4
+	run --separate-stderr bf --from 2023-01-01T00:30:00Z
+	assert_success
+	# one full run over the same window, from scratch
+	ss-consume -b "$BROKERS" -e --from 2023-01-01T00:30:00Z weather |
+		ss-cache "$T/ref" put --key '[.value.k, .value.t]' --value .value
+	assert_equal "$(ss-cache "$T/db" scan | md5sum)" "$(ss-cache "$T/ref" scan | md5sum)"
+	assert_equal "$(ss-cache "$T/db" stats | jq -c .offsets)" "$(ss-cache "$T/ref" stats | jq -c .offsets)"
 }
