@@ -10,19 +10,22 @@
 #include "ndjson.h"
 #include "sstime.h"
 
+#define DEFAULT_IDLE (30 * INT64_C(1000000000)) /* 30s: a few Kafka session timeouts */
+
 static const char usage[] =
 	"usage: ss-asof [--on EXPR | --left-on EXPR --right-on EXPR]\n"
 	"               [--by EXPR | --left-by EXPR --right-by EXPR]\n"
 	"               [--direction backward|forward|nearest] [--strict] [--tolerance DURATION]\n"
 	"               [--inner] [--emit eager|defer|revise] [--grace DURATION]\n"
-	"               [--max-delay DURATION] [--retain DURATION] [--select EXPR] [--state DB]\n"
+	"               [--max-delay DURATION] [--idle DURATION]\n"
+	"               [--right-partitions N] [--retain DURATION] [--select EXPR] [--state DB]\n"
 	"               [--late-file FILE] [--on-error fail|skip|dead-letter=FILE]\n"
 	"               [--ts-unit s|ms|us|ns] LEFT RIGHT\n";
 
 enum {
 	OPT_ON = 256, OPT_LEFT_ON, OPT_RIGHT_ON, OPT_BY, OPT_LEFT_BY, OPT_RIGHT_BY, OPT_DIRECTION,
 	OPT_STRICT, OPT_TOLERANCE, OPT_INNER, OPT_EMIT, OPT_GRACE, OPT_SELECT, OPT_STATE,
-	OPT_RETAIN, OPT_MAX_DELAY, OPT_LATE_FILE, OPT_ON_ERROR, OPT_TS_UNIT,
+	OPT_RETAIN, OPT_MAX_DELAY, OPT_IDLE, OPT_RIGHT_PARTITIONS, OPT_LATE_FILE, OPT_ON_ERROR, OPT_TS_UNIT,
 };
 
 static const struct option longopts[] = {
@@ -42,6 +45,8 @@ static const struct option longopts[] = {
 	{"state", required_argument, NULL, OPT_STATE},
 	{"retain", required_argument, NULL, OPT_RETAIN},
 	{"max-delay", required_argument, NULL, OPT_MAX_DELAY},
+	{"idle", required_argument, NULL, OPT_IDLE},
+	{"right-partitions", required_argument, NULL, OPT_RIGHT_PARTITIONS},
 	{"late-file", required_argument, NULL, OPT_LATE_FILE},
 	{"on-error", required_argument, NULL, OPT_ON_ERROR},
 	{"ts-unit", required_argument, NULL, OPT_TS_UNIT},
@@ -60,6 +65,17 @@ duration(const char *opt, const char *arg)
 }
 
 static int
+count(const char *opt, const char *arg)
+{
+	char *end;
+	long n = strtol(arg, &end, 10);
+
+	if (*arg == '\0' || *end != '\0' || n < 0 || n > 1000000)
+		ss_diag_usage_error(usage, "%s: not a count: '%s'", opt, arg);
+	return (int)n;
+}
+
+static int
 choice(const char *opt, const char *arg, const char *const *names)
 {
 	for (int i = 0; names[i]; i++)
@@ -74,7 +90,7 @@ main(int argc, char **argv)
 	static const char *const directions[] = {"backward", "forward", "nearest", NULL};
 	static const char *const emits[] = {"eager", "defer", "revise", NULL};
 	struct ss_errpolicy onerror = {.mode = SS_ONERROR_FAIL};
-	struct ss_asof_opts o = {.tolerance = -1, .max_delay = -1, .emit = SS_ASOF_DEFER,
+	struct ss_asof_opts o = {.tolerance = -1, .max_delay = -1, .idle = DEFAULT_IDLE, .emit = SS_ASOF_DEFER,
 				 .onerror = &onerror, .unit = SS_TS_S};
 	const char *on = NULL, *by = NULL;
 	int c;
@@ -98,6 +114,8 @@ main(int argc, char **argv)
 		case OPT_STATE: o.state = optarg; break;
 		case OPT_RETAIN: o.retain = duration("--retain", optarg); break;
 		case OPT_MAX_DELAY: o.max_delay = duration("--max-delay", optarg); break;
+		case OPT_IDLE: o.idle = duration("--idle", optarg); break;
+		case OPT_RIGHT_PARTITIONS: o.right_partitions = count("--right-partitions", optarg); break;
 		case OPT_LATE_FILE: o.late_file = optarg; break;
 		case OPT_ON_ERROR:
 			if (!ss_errpolicy_parse(&onerror, optarg))

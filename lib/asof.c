@@ -27,14 +27,13 @@ min64(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
-/* The right watermark: newest right event time minus --grace. Right records older than
- * it are late; every left record whose release point it has passed is final. */
+/* The right watermark: newest right event time minus --grace, the minimum over the
+ * right partitions (asof_wm.c). Every left record whose release point it has passed is
+ * final. */
 static int64_t
 watermark(const ss_asof *j)
 {
-	if (j->maxr == ASOF_NONE)
-		return ASOF_NONE;
-	return sat_add(j->maxr, -j->o.grace);
+	return j->wm;
 }
 
 /* --select runs on jq directly: it may yield several values or none (a filter). */
@@ -91,11 +90,14 @@ ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out)
 		j->select = compile_select(opts->select);
 	if (opts->late_file && (j->late = fopen(opts->late_file, "a")) == NULL)
 		ss_diag_die(SS_EXIT_DATA, "%s: cannot open: %m", opts->late_file);
-	j->maxr = j->lw = j->spill_min_t = ASOF_NONE;
+	j->maxr = j->lw = j->spill_min_t = j->wm = ASOF_NONE;
+	j->idle_next = INT64_MAX;
+	j->started = ss_time_mono();
 	j->spill_limit = spill_limit();
 	if (opts->state) {
 		j->st = j->spill = asof_state_open(opts->state);
 		asof_state_load(j->st, j);
+		asof_wm_update(j);
 		release_final(j);
 	}
 	atexit_join = j;
@@ -187,7 +189,8 @@ asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, st
 	ss_rec_init(&rec, raw, len);
 	ok = parse_time(j, left, in, &rec) && parse_key(j, left, in, &rec);
 	ss_rec_done(&rec);
-	in->has_env = ok && j->st && ss_envelope_get(raw, len, &in->env);
+	/* right envelopes always count (partition watermarks), left ones only for --state */
+	in->has_env = ok && (j->st || !left) && ss_envelope_get(raw, len, &in->env);
 	return ok;
 }
 
@@ -463,6 +466,9 @@ release_final(ss_asof *j)
 void
 asof_tick(ss_asof *j)
 {
+	if (j->nparts > 0 && j->idle_next != INT64_MAX && ss_time_mono() >= j->idle_next &&
+	    asof_wm_update(j))
+		release_final(j); /* a partition turned idle: it holds the others back no more */
 	if (j->o.max_delay < 0 || j->o.emit != SS_ASOF_DEFER)
 		return;
 	int64_t now = ss_time_mono();
@@ -476,13 +482,21 @@ asof_tick(ss_asof *j)
 		;
 }
 
-int
-asof_poll_timeout(const ss_asof *j)
+static int
+max_delay_timeout(const ss_asof *j)
 {
 	if (j->o.max_delay < 0 || j->o.emit != SS_ASOF_DEFER || j->afirst == NULL)
 		return -1;
 	int64_t left = j->afirst->since + j->o.max_delay - ss_time_mono();
 	return left <= 0 ? 0 : (int)(left / 1000000 + 1);
+}
+
+int
+asof_poll_timeout(const ss_asof *j)
+{
+	int a = max_delay_timeout(j), b = asof_wm_timeout(j);
+
+	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
 bool
@@ -582,12 +596,14 @@ right_changed(ss_asof *j, struct asof_key *k, int64_t t)
 void
 asof_right(ss_asof *j, const struct asof_in *in)
 {
-	if (in->has_env && asof_state_seen(j->st, &in->env)) {
+	bool keep = in->has_env && j->st; /* exactly once needs the state file */
+
+	if (keep && asof_state_seen(j->st, &in->env)) {
 		j->replayed++;
 		return;
 	}
 	j->nright++;
-	if (j->maxr != ASOF_NONE && in->t < watermark(j)) {
+	if (asof_wm_right(j, in)) {
 		late(j, in);
 	} else {
 		struct asof_key *k = asof_key_get(&j->keys, in->key.data, in->key.len);
@@ -596,13 +612,11 @@ asof_right(ss_asof *j, const struct asof_in *in)
 		const struct asof_right *r = asof_hist_put(k, in->t, ++j->rseq, raw, in->len);
 		if (j->st)
 			asof_state_right_put(j->st, k, r);
-		if (in->t > j->maxr)
-			j->maxr = in->t;
 		if (k->held && (j->o.direction != SS_ASOF_BACKWARD || j->o.emit == SS_ASOF_REVISE))
 			right_changed(j, k, in->t);
 		prune(j, k);
 	}
-	if (in->has_env)
+	if (keep)
 		asof_state_applied(j->st, &in->env);
 	release_final(j);
 	checkpoint(j);
@@ -724,6 +738,7 @@ ss_asof_free(ss_asof *j)
 		free(h);
 	}
 	free(j->heap.v);
+	free(j->parts);
 	asof_map_free(&j->keys);
 	ss_expr_free(j->lon);
 	ss_expr_free(j->ron);

@@ -26,6 +26,9 @@ struct ss_asof_opts {
 	int64_t grace;         /* ns the right stream may run out of order */
 	int64_t retain;        /* ns of right history kept behind the slower stream */
 	int64_t max_delay;     /* ns of wall clock a deferred record may wait, or -1 */
+	int64_t idle;          /* ns of wall clock after which a silent right partition
+				  no longer holds the watermark back */
+	int right_partitions;  /* enveloped right partitions to wait for at start, or 0 */
 	const char *select;    /* jq expression over each output object, or NULL */
 	const char *state;     /* SQLite state file, or NULL */
 	const char *late_file; /* where late right records go, or NULL */

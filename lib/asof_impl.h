@@ -75,6 +75,14 @@ struct asof_in {
 	struct ss_envelope env;
 };
 
+/* The watermark of one topic-partition of the right input (asof_wm.c). */
+struct asof_part {
+	char topic[256];
+	int32_t partition;
+	int64_t maxt; /* newest event time applied from it */
+	int64_t seen; /* monotonic time of its last record, for --idle */
+};
+
 struct asof_state;
 
 struct ss_asof {
@@ -85,7 +93,12 @@ struct ss_asof {
 	struct asof_map keys;
 	struct asof_heap heap;
 	struct asof_held *afirst, *alast;
-	int64_t maxr;     /* newest right event time applied */
+	int64_t maxr;     /* newest right event time applied from records without envelope */
+	struct asof_part *parts; /* per topic-partition of enveloped right records */
+	size_t nparts, capparts, last_part;
+	int64_t wm;        /* the effective right watermark (asof_wm.c) */
+	int64_t idle_next; /* monotonic time the next partition turns idle */
+	int64_t started;   /* monotonic start time: unseen partitions are waited for --idle */
 	int64_t lw;       /* newest left event time seen */
 	bool left_eof, right_eof;
 	uint64_t rseq, lid;
@@ -128,6 +141,13 @@ int asof_poll_timeout(const ss_asof *j);
 bool asof_done(const ss_asof *j);
 void asof_idle(void *j);
 void asof_held_link(ss_asof *j, struct asof_held *h);
+
+/* asof_wm.c: the partition-aware right watermark. */
+struct asof_part *asof_wm_part(ss_asof *j, const char *topic, int32_t partition);
+bool asof_wm_update(ss_asof *j);
+/* Is the right record late in its own partition? If not, advance the watermarks. */
+bool asof_wm_right(ss_asof *j, const struct asof_in *in);
+int asof_wm_timeout(const ss_asof *j);
 
 /* asof_state.c: the --state file. */
 /* path "" opens a private temporary file (for spilling without --state). */

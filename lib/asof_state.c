@@ -11,7 +11,7 @@
 
 enum stmt {
 	RIGHT_PUT, RIGHT_DEL, HELD_PUT, HELD_DEL, META_PUT, REV_GET, REV_PUT, UNSPILL_P, UNSPILL_SINCE,
-	SPILL_MIN, STMT_N
+	SPILL_MIN, PART_PUT, STMT_N
 };
 
 static const char *const stmt_sql[STMT_N] = {
@@ -29,6 +29,7 @@ static const char *const stmt_sql[STMT_N] = {
 	[UNSPILL_SINCE] = "SELECT id, key, t, p, match, revision, line, rec FROM asof_held"
 			  " WHERE spilled = 1 AND since <= ?1 ORDER BY since LIMIT ?2",
 	[SPILL_MIN] = "SELECT min(t) FROM asof_held WHERE spilled = 1",
+	[PART_PUT] = "INSERT OR REPLACE INTO asof_partition(topic, partition, maxt) VALUES (?1, ?2, ?3)",
 };
 
 static const char schema[] =
@@ -44,7 +45,9 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS asof_meta(name TEXT PRIMARY KEY, value INTEGER) WITHOUT ROWID;"
 	"CREATE TABLE IF NOT EXISTS asof_revision(topic TEXT NOT NULL, partition INTEGER NOT NULL,"
 	" offset INTEGER NOT NULL, revision INTEGER NOT NULL,"
-	" PRIMARY KEY(topic, partition, offset)) WITHOUT ROWID;";
+	" PRIMARY KEY(topic, partition, offset)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS asof_partition(topic TEXT NOT NULL, partition INTEGER NOT NULL,"
+	" maxt INTEGER NOT NULL, PRIMARY KEY(topic, partition)) WITHOUT ROWID;";
 
 struct asof_state {
 	ss_store *store;
@@ -187,6 +190,14 @@ asof_state_meta(struct asof_state *s, const ss_asof *j)
 	meta_put(s, "lw", j->lw);
 	meta_put(s, "rseq", (int64_t)j->rseq);
 	meta_put(s, "lid", (int64_t)j->lid);
+	meta_put(s, "wm", j->wm);
+	for (size_t i = 0; i < j->nparts; i++) {
+		sqlite3_stmt *st = stmt(s, PART_PUT);
+		sqlite3_bind_text(st, 1, j->parts[i].topic, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 2, j->parts[i].partition);
+		sqlite3_bind_int64(st, 3, j->parts[i].maxt);
+		write_step(s, st);
+	}
 }
 
 int64_t
@@ -244,6 +255,23 @@ load_meta(struct asof_state *s, ss_asof *j)
 			j->rseq = (uint64_t)v;
 		else if (strcmp(name, "lid") == 0)
 			j->lid = (uint64_t)v;
+		else if (strcmp(name, "wm") == 0)
+			j->wm = v;
+	}
+	sqlite3_finalize(st);
+}
+
+/* Partitions restored count as just heard from: silent ones turn idle after --idle. */
+static void
+load_partitions(struct asof_state *s, ss_asof *j)
+{
+	sqlite3_stmt *st = query(s, "SELECT topic, partition, maxt FROM asof_partition");
+
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *topic = (const char *)sqlite3_column_text(st, 0);
+		if (strlen(topic) >= sizeof j->parts->topic)
+			continue;
+		asof_wm_part(j, topic, sqlite3_column_int(st, 1))->maxt = sqlite3_column_int64(st, 2);
 	}
 	sqlite3_finalize(st);
 }
@@ -341,6 +369,7 @@ void
 asof_state_load(struct asof_state *s, ss_asof *j)
 {
 	load_meta(s, j);
+	load_partitions(s, j);
 	load_right(s, j);
 	load_held(s, j);
 }
