@@ -430,30 +430,3 @@ teardown() {
 	assert_output "n=0"
 	[ "$(q "select checkpoint from ss_seek_request")" = other ]
 }
-
-# The EXAMPLES of the man page, run as tests/man.bats runs every page: "$ command" lines
-# in one scratch directory (stderr joined), the lines after them are the expected output.
-@test "man page: the EXAMPLES run as written" {
-	local cmd= want= got n=0 line
-	cd "$T"
-	check() {
-		[ -n "$cmd" ] || return 0
-		got=$(timeout 20 sh -c "$cmd" 2>&1) || true
-		if [ "$got" != "$want" ]; then
-			printf 'example: %s\nwant:\n%s\ngot:\n%s\n' "$cmd" "$want" "$got" >&2
-			return 1
-		fi
-		n=$((n + 1))
-	}
-	while IFS= read -r line; do
-		case $line in
-		'$ '*) check || return 1; cmd=${line#\$ }; want= ;;
-		@@END) check || return 1; cmd= ;;
-		*) want=${want:+$want$'\n'}$line ;;
-		esac
-	done < <(awk '/^\.Sh EXAMPLES/ {ex=1; next} /^\.Sh / {ex=0} ex && /^\.Bd -literal/ {lit=1; next}
-	     ex && /^\.Ed/ {lit=0; print "@@END"; next} ex && lit {print}' "$ROOT/man/ss-checkpoint.1" |
-		sed 's/\\e/\\/g; s/\\&//g')
-	echo "$n examples ran" >&3
-	[ "$n" = 8 ]
-}

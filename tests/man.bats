@@ -41,6 +41,10 @@ run_examples() {
 	run_examples "$ROOT/man/ss-asof.1"
 }
 
+@test "man ss-checkpoint(1): the EXAMPLES run as written" {
+	run_examples "$ROOT/man/ss-checkpoint.1"
+}
+
 @test "man ss(7): the EXAMPLES run as written" {
 	run_examples "$ROOT/man/ss.7"
 }
