@@ -2,6 +2,7 @@
 # The seed's Checkpoint scenario end to end on mock Kafka clusters: ss-consume,
 # ss-checkpoint pulse/heartbeat, ss-asof --emit revise, ss-cache put.
 load helpers
+load checkpoint-scenario
 
 setup() {
 	common_setup
@@ -28,20 +29,6 @@ mock() {
 	done
 	printf -v "brokers_$1" '%s' "$(sed -n 's/^BROKERS=//p' "$T/$1.out")"
 }
-wait_until() {
-	for _ in $(seq 300); do "$@" && return 0; sleep 0.1; done
-	echo "timed out waiting for: $*" >&2
-	return 1
-}
-wth() { printf '{"timestamp":"2023-01-01T%s:00Z","value":"%s"}\n' "$1" "$2"; }
-act() { printf '{"timestamp":"2023-01-01T%s:00Z","value":"%s"}\n' "$1" "$2"; }
-has() { grep -q "$1" "$2" 2>/dev/null; }
-weather_of() { ss-cache "$T/out.db" get "\"$1\"" 2>/dev/null | jq -r '.[1]'; }
-corrected() {
-	[ "$(weather_of swimming)" = "🌞" ] && [ "$(weather_of 'walking home')" = "🌞" ] &&
-		[ "$(weather_of shopping)" = "⛅" ] && [ "$(weather_of lunch)" = "🌧" ]
-}
-
 # pipeline [ss-consume options]: the issue's pipeline in $T, in its own session (PIPELINE),
 # the results kept in a cache (and a copy to look at)
 pipeline() {

@@ -2,6 +2,7 @@
 # The seed's Checkpoint scenario on two real Apache Kafka clusters (scripts/kafka-up):
 # activity on one, weather on the other, weather late by more than the threshold.
 load helpers
+load ../checkpoint-scenario
 
 setup_file() {
 	kafka_setup_file
@@ -24,20 +25,7 @@ teardown() {
 	true
 }
 
-wait_until() {
-	for _ in $(seq 600); do "$@" && return 0; sleep 0.1; done
-	echo "timed out waiting for: $*" >&2
-	return 1
-}
-wth() { printf '{"timestamp":"2023-01-01T%s:00Z","value":"%s"}\n' "$1" "$2"; }
-act() { printf '{"timestamp":"2023-01-01T%s:00Z","value":"%s"}\n' "$1" "$2"; }
-has() { grep -q "$1" "$2" 2>/dev/null; }
-weather_of() { ss-cache "$T/out.db" get "\"$1\"" 2>/dev/null | jq -r '.[1]'; }
-corrected() {
-	[ "$(weather_of swimming)" = "🌞" ] && [ "$(weather_of 'walking home')" = "🌞" ] &&
-		[ "$(weather_of shopping)" = "⛅" ] && [ "$(weather_of lunch)" = "🌧" ]
-}
-
+WAIT_TRIES=600
 # pipeline [ss-consume options]: the issue's pipeline in $T, in its own session
 pipeline() {
 	cd "$T"
