@@ -2,36 +2,38 @@
 """The full pipeline on a real Kafka broker (scripts/kafka-up), killed and restarted:
 
   ss-asof --state S.db --emit MODE <(ss-consume --offsets-from S.db -e -b B activity) \\
-          <(ss-consume --offsets-from S.db -e -b B weather) ... |
+          <(ss-consume --offsets-from S.db -e -b B weather) --on .value.t \\
+          --by .value.station --grace 30s --tolerance 30m --right-partitions 3 ... |
     ss-produce -b B --key '[.left.partition, .left.offset]' enriched
 
-Two keyed topics of three partitions (activity, weather by station), weather out of
-order and one record in ten late beyond --grace, activity out of order too. At random
-moments one process of the pipeline (either consumer, ss-asof, ss-produce, or all of
-them) gets SIGKILL; the survivors end as the pipe tells them to (EOF or EPIPE), and the
-pipeline is restarted the way an operator's supervisor would, resuming from S.db's
-applied offsets (one restart in four rewinds the consumers, so records are replayed),
-until a run completes. Checks:
+Two topics of three partitions keyed by station; weather out of order (one record in ten
+late past --grace), activity out of order too. At random moments one process of the
+pipeline gets SIGKILL (which ones: PIPE_TARGETS below); the survivors end as the pipe
+tells them (EOF, EPIPE, or a data error on a line cut short), and the pipeline is
+restarted, resuming from S.db's applied offsets (one restart in four starts the
+consumers up to 2000 records earlier: a replay), until a run answers every activity
+record. Checks:
 
-  - after every run: S.db opens (integrity_check), its applied offsets never pass a
-    partition's end;
-  - at the end: the applied offsets are every partition's last offset (nothing lost),
-    and the join's right history equals the uninterrupted run's (no weather record
-    applied twice or lost);
-  - defer, revise: the output topic, keeping the latest revision per activity record
-    (its envelope's topic, partition, offset), equals the uninterrupted run's output
-    from the same invocation, and that equals tests/asof-ref.py (the brute-force join,
-    run per station) over the weather records that are not late;
-  - eager: its output depends on how the two streams interleave, so it is not compared
-    for equality: every activity record is in the output, and every result's match is
-    a weather record of its station, not late, at or before its time, within the
-    tolerance, and no newer than the final answer (eager never sees the future).
+  - after every run: S.db opens (integrity_check); its offsets never pass a partition's
+    end nor go back (but in a replay); its right history is exactly the weather records
+    up to its applied offsets that are not late, each applied once;
+  - after the last run: every activity record applied (the weather consumer may stop
+    early: once every activity is answered, ss-asof needs no more weather), none held;
+  - the output topic read back with ss-consume holds every activity record (none lost);
+    defer, revise: the result written last per activity record (its partition and offset,
+    the key: what compaction keeps) equals the uninterrupted run's in the same
+    invocation, and that equals tests/asof-ref.py (run per station) over the weather
+    that is not late;
+  - eager depends on how the two streams interleave, so it is not compared: every
+    result's match is a weather record of its station, not late, at or before its time,
+    within the tolerance, and no newer than the final answer (eager never sees the future).
 
 usage: pipeline.py [MODE...]   (default: defer revise eager; needs java, skips without)
 Environment: SEED (default 1), KILLS per mode (default 50), PIPE_RECORDS per topic
-(default 20000), PIPE_TARGETS: the processes to kill, among left, right, asof,
-produce, all, and commit (ss-produce right after ss-asof committed a batch); the default
-is DEFAULT_TARGETS, per mode.
+(default 20000), PIPE_TARGETS: the processes to kill, among left, right (the consumers),
+asof, produce, all, and commit (ss-produce right after ss-asof committed a batch); the
+default is DEFAULT_TARGETS, per mode; PIPE_DEBUG=1 prints a line per run. Prints one
+figure line per mode; exits 1 if an invariant failed.
 """
 import collections
 import json
@@ -56,7 +58,7 @@ SEED = int(os.environ.get("SEED", "1"))
 KILLS = int(os.environ.get("KILLS", "50"))
 N = int(os.environ.get("PIPE_RECORDS", "20000"))
 # What each mode's kills hit by default: the kills after which the invariants hold today.
-# Known to break them (reproducers in the notes of issue 7):
+# Known to break them:
 #   right   ss-asof takes the killed consumer's EOF for the end of the weather stream
 #           and answers every held activity record at once (defer, revise: wrong final
 #           results). SEED=1 PIPE_TARGETS=right KILLS=9 tests/torture/pipeline.py defer
