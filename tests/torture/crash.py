@@ -140,6 +140,38 @@ def kill_delay(rng, fig, remaining):
     return rng.choice((rng.uniform(0, 0.05), rng.uniform(0, 0.1 + remaining * 1.1)))
 
 
+def next_cycle(fig):
+    """Start a cycle of kills and restarts (about 3 a suite), ended by a run that completes
+    and a full comparison; False once the suite has its kills."""
+    if fig.kills >= KILLS:
+        return False
+    fig.cycles += 1
+    fig.cycle_limit = min(KILLS, fig.kills + (KILLS + 2) // 3)
+    return True
+
+
+def run_killed(rng, fig, cmd, data, remaining, outp=os.devnull):
+    """Run cmd on data, its output to outp, and SIGKILL it at a random moment (see
+    kill_delay). A run that ends by itself must succeed. Returns whether it was killed,
+    and counts the kill and the restart that follows."""
+    with open(outp, "wb") as out:
+        st, err, killed = run(cmd, data, kill_after=kill_delay(rng, fig, remaining), stdout=out)
+    if not killed and st != 0:
+        raise Failed(f"run exited {st}: {err.strip()}")
+    if killed:
+        fig.kills += 1
+        fig.restarts += 1
+    return killed
+
+
+def rewind(rng, fig, cut):
+    """Where a restart resumes: up to REWIND records before the first unapplied one, as a
+    consumer whose committed offsets lag the state's would."""
+    pos = max(0, cut - rng.randrange(REWIND))
+    fig.replayed += cut - pos
+    return pos
+
+
 def open_checked(db):
     """Open the state like a restarting tool would and check its integrity."""
     con = sqlite3.connect(db, timeout=10)
@@ -211,30 +243,20 @@ def suite_cache(rng, inp, fig, tee):
         if ref_state != Expected(inp).at(inp.n):
             raise Failed("the uninterrupted run's state is not the input's last writers")
         lost = dup = 0
-        while fig.kills < KILLS:
-            fig.cycles += 1
-            fig.cycle_limit = min(KILLS, fig.kills + (KILLS + 2) // 3)  # about 3 cycles a suite
+        while next_cycle(fig):
             db = os.path.join(work, f"c{fig.cycles}.db")
             cmd[1] = db
             exp = Expected(inp)
             pos = 0
             outs = []
             while True:
-                outp = os.path.join(work, f"c{fig.cycles}.{fig.restarts}.out")
-                outs.append(outp)
+                outs.append(os.path.join(work, f"c{fig.cycles}.{fig.restarts}.out"))
                 # kill somewhere in the remaining work, sometimes very early (during open)
-                delay = kill_delay(rng, fig, t_ref * (inp.n - pos) / inp.n)
-                with open(outp, "wb") as out:
-                    st, err, killed = run(cmd, inp.slice(pos), kill_after=delay, stdout=out)
-                if not killed and st != 0:
-                    raise Failed(f"run exited {st}: {err.strip()}")
+                killed = run_killed(rng, fig, cmd, inp.slice(pos), t_ref * (inp.n - pos) / inp.n, outs[-1])
                 cut = check_cache(db, inp, exp, fig)
                 if not killed:
                     break
-                fig.kills += 1
-                fig.restarts += 1
-                pos = max(0, cut - rng.randrange(REWIND))
-                fig.replayed += cut - pos
+                pos = rewind(rng, fig, cut)
             con = open_checked(db)
             if cache_state(con) != ref_state or stored_offsets(con) != ref_offs:
                 raise Failed(f"cycle {fig.cycles}: final state differs from the uninterrupted run's")
@@ -313,24 +335,16 @@ def suite_statedir(rng, inp, fig):
         if st != 0:
             raise Failed(f"reference run exited {st}: {err}")
         ref_dump = dump_dir(ref)
-        while fig.kills < KILLS:
-            fig.cycles += 1
-            fig.cycle_limit = min(KILLS, fig.kills + (KILLS + 2) // 3)  # about 3 cycles a suite
+        while next_cycle(fig):
             d = os.path.join(work, f"c{fig.cycles}")
             cmd[2] = d
             exp, seen, pos = PartitionExpected(inp), {}, 0
             while True:
-                delay = kill_delay(rng, fig, t_ref * (inp.n - pos) / inp.n)
-                st, err, killed = run(cmd, inp.slice(pos), kill_after=delay)
-                if not killed and st != 0:
-                    raise Failed(f"run exited {st}: {err.strip()}")
+                killed = run_killed(rng, fig, cmd, inp.slice(pos), t_ref * (inp.n - pos) / inp.n)
                 first = check_statedir(d, inp, exp, fig, seen) if os.path.isdir(d) else 0
                 if not killed:
                     break
-                fig.kills += 1
-                fig.restarts += 1
-                pos = max(0, first - rng.randrange(REWIND))
-                fig.replayed += first - pos
+                pos = rewind(rng, fig, first)
             if dump_dir(d) != ref_dump:
                 raise Failed(f"cycle {fig.cycles}: final state differs from the uninterrupted run's")
             fig.checks += 1
@@ -471,14 +485,14 @@ def reduce_revisions(paths):
     return {k: (v[1], v[2]) for k, v in latest.items()}
 
 
-def suite_asof(rng, fig, mode, rewind=False):
+def suite_asof(rng, fig, mode, replay=False):
     inp = AsofInput(random.Random(f"{SEED}:asof"), max(RECORDS // 4, 2000))
     work = tempfile.mkdtemp(prefix="ss-crash-")
     try:
         def cmd(db, lp, rp):
             return [os.path.join(BIN, "ss-asof"), lp, rp, "--on", ".value.t", "--by", ".value.station",
                     "--grace", "30s", "--emit", mode, "--state", db] + \
-                (["--retain", "10h"] if rewind else [])  # history back past the deepest replay
+                (["--retain", "10h"] if replay else [])  # history back past the deepest replay
         lp, rp = inp.write(work, 0, 0)
         ref_out = os.path.join(work, "ref.out")
         with open(ref_out, "wb") as out:
@@ -490,21 +504,15 @@ def suite_asof(rng, fig, mode, rewind=False):
         ref = reduce_revisions([ref_out])
         if len(ref) != inp.n:
             raise Failed(f"the uninterrupted run emitted {len(ref)} of {inp.n} left records")
-        while fig.kills < KILLS:
-            fig.cycles += 1
-            fig.cycle_limit = min(KILLS, fig.kills + (KILLS + 2) // 3)  # about 3 cycles a suite
+        while next_cycle(fig):
             db = os.path.join(work, f"c{fig.cycles}.db")
             outs, seen = [], {}
             lcut = rcut = 0
             while True:
                 lp, rp = inp.write(work, lcut, rcut)
-                outp = os.path.join(work, f"c{fig.cycles}.{len(outs)}.out")
-                outs.append(outp)
-                delay = kill_delay(rng, fig, t_ref * (2 * inp.n - lcut - rcut) / (2 * inp.n))
-                with open(outp, "wb") as out:
-                    st, err, killed = run(cmd(db, lp, rp), b"", kill_after=delay, stdout=out)
-                if not killed and st != 0:
-                    raise Failed(f"run exited {st}: {err.strip()}")
+                outs.append(os.path.join(work, f"c{fig.cycles}.{len(outs)}.out"))
+                killed = run_killed(rng, fig, cmd(db, lp, rp), b"",
+                                    t_ref * (2 * inp.n - lcut - rcut) / (2 * inp.n), outs[-1])
                 con = open_checked(db)
                 offs = {t: o for t, o in con.execute("SELECT topic, offset FROM ss_offsets")} \
                     if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'ss_offsets'").fetchone() else {}
@@ -517,9 +525,7 @@ def suite_asof(rng, fig, mode, rewind=False):
                 fig.checks += 1
                 if not killed:
                     break
-                fig.kills += 1
-                fig.restarts += 1
-                if rewind:  # a consumer whose committed offsets lag the state's
+                if replay:  # a consumer whose committed offsets lag the state's
                     back = rng.randrange(REWIND)
                     fig.replayed += min(back, lcut) + min(back, rcut)
                     lcut, rcut = max(0, lcut - back), max(0, rcut - back)
@@ -567,9 +573,7 @@ def suite_checkpoint(rng, inp, fig, verb):
         return offs, (row[0] if row else None), cp
 
     try:
-        while fig.kills < KILLS:
-            fig.cycles += 1
-            fig.cycle_limit = min(KILLS, fig.kills + (KILLS + 2) // 3)
+        while next_cycle(fig):
             db = os.path.join(work, f"c{fig.cycles}.db")
             cmd = [os.path.join(BIN, "ss-checkpoint"), db] + args + ["--ts", ".timestamp", "--ts-unit", "ms"]
             ref_db = os.path.join(work, "ref.db")
@@ -581,13 +585,8 @@ def suite_checkpoint(rng, inp, fig, verb):
                     raise Failed(f"reference run exited {st}: {err}")
             pos, outs = 0, []
             while True:
-                outp = os.path.join(work, f"c{fig.cycles}.{len(outs)}.out")
-                outs.append(outp)
-                delay = kill_delay(rng, fig, t_ref * (inp.n - pos) / inp.n)
-                with open(outp, "wb") as out:
-                    st, err, killed = run(cmd, inp.slice(pos), kill_after=delay, stdout=out)
-                if not killed and st != 0:
-                    raise Failed(f"run exited {st}: {err.strip()}")
+                outs.append(os.path.join(work, f"c{fig.cycles}.{len(outs)}.out"))
+                killed = run_killed(rng, fig, cmd, inp.slice(pos), t_ref * (inp.n - pos) / inp.n, outs[-1])
                 offs, marker, cp = state(db)
                 # ss_offsets is the last record passed on, back during a replay: the
                 # records before the cut were passed on for sure
@@ -600,10 +599,7 @@ def suite_checkpoint(rng, inp, fig, verb):
                 fig.checks += 1
                 if not killed:
                     break
-                fig.kills += 1
-                fig.restarts += 1
-                pos = max(0, cut - rng.randrange(REWIND))
-                fig.replayed += cut - pos
+                pos = rewind(rng, fig, cut)
             lost, dup = tee_loss(inp, outs)
             if lost:
                 raise Failed(f"{lost} records never passed on")
@@ -636,9 +632,9 @@ SUITES = {  # name: (the tool it needs, the suite)
     "asof-eager": ("ss-asof", lambda rng, inp, fig: suite_asof(rng, fig, "eager")),
     "asof-defer": ("ss-asof", lambda rng, inp, fig: suite_asof(rng, fig, "defer")),
     "asof-revise": ("ss-asof", lambda rng, inp, fig: suite_asof(rng, fig, "revise")),
-    "asof-eager-replay": ("ss-asof", lambda rng, inp, fig: suite_asof(rng, fig, "eager", rewind=True)),
-    "asof-defer-replay": ("ss-asof", lambda rng, inp, fig: suite_asof(rng, fig, "defer", rewind=True)),
-    "asof-revise-replay": ("ss-asof", lambda rng, inp, fig: suite_asof(rng, fig, "revise", rewind=True)),
+    "asof-eager-replay": ("ss-asof", lambda rng, inp, fig: suite_asof(rng, fig, "eager", replay=True)),
+    "asof-defer-replay": ("ss-asof", lambda rng, inp, fig: suite_asof(rng, fig, "defer", replay=True)),
+    "asof-revise-replay": ("ss-asof", lambda rng, inp, fig: suite_asof(rng, fig, "revise", replay=True)),
 }
 
 
