@@ -96,7 +96,12 @@ ss_store_open(const char *path, int flags)
 	s->readonly = flags & SS_STORE_READONLY;
 	if (s->readonly && access(path, F_OK) != 0)
 		ss_diag_die(SS_EXIT_DATA, "%s: %s", path, strerror(errno));
-	int oflags = s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+	/* A reader opens a file it may write read-write all the same (it never writes): a
+	 * writer killed in the middle of a transaction leaves a hot journal that only a
+	 * read-write connection can roll back; read-only, every read fails until the
+	 * writer's next run ("attempt to write a readonly database"). */
+	int oflags = !s->readonly ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE :
+		     access(path, W_OK) == 0 ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
 	int rc = sqlite3_open_v2(path, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK)
 		die_sqlite(s, rc, "cannot open");
