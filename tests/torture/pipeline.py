@@ -48,6 +48,7 @@ import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the tree for the two imports below
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import broker as kafka  # noqa: E402  (Broker: kafka-up/kafka-down from the torture suite)
 from crash import Failed, Figures, kill_delay, open_checked  # noqa: E402
@@ -496,7 +497,7 @@ def suite(brokers, broker, top, mode, want, work, fig):
             extra += check_output(top, mode, Output(brokers, out, mode), ref, want, fig, f"cycle {fig.cycles}")
     finally:
         fig.notes.append("kills of " + ", ".join(f"{t} {by_target[t]}" for t in targets(mode)))
-        fig.notes.append(f"{extra} results emitted more than once")
+        fig.notes.append(f"{extra} results beyond one per activity record (revisions, repeats after kills)")
         if mode == "revise":
             fig.notes.append(f"{getattr(fig, 'highest_differs', 0)} results whose highest revision "
                              f"is not the last written")
