@@ -156,12 +156,25 @@ ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out)
 
 /* ---- parsing ---- */
 
+/* A bad record is about to end the run (--on-error fail): without a state file the held
+ * records would be lost with the process, so they go out with what is known, as at
+ * the end of the right input. */
+static void
+finish_held(ss_asof *j)
+{
+	if (j->o.onerror->mode != SS_ONERROR_FAIL || j->st || j->dir || (j->heap.n == 0 && j->spilled == 0))
+		return;
+	j->right_eof = true;
+	release_final(j);
+}
+
 static void
 reject(ss_asof *j, bool left, const struct asof_in *in, const char *what, const char *why)
 {
 	char reason[512];
 
 	snprintf(reason, sizeof reason, "%s: %s%s%s", left ? "left" : "right", what, *what ? ": " : "", why);
+	finish_held(j);
 	ss_errpolicy_reject(j->o.onerror, left ? j->lname : j->rname, in->line, in->raw, in->len, reason);
 }
 
@@ -606,7 +619,10 @@ prune(ss_asof *j, struct asof_key *k)
 	}
 	if (j->spilled > 0)
 		cutoff = min64(cutoff, j->spill_min_t);
+	bool was_pruned = k->pruned;
 	asof_hist_prune(k, cutoff, j->st ? drop_from_state : NULL, j->st);
+	if (j->st && k->pruned && !was_pruned)
+		asof_state_pruned(j->st, k);
 }
 
 static void
