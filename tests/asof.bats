@@ -323,7 +323,7 @@ with open(sys.argv[2], "w") as l, open(sys.argv[3], "w") as r:
 	ss-asof "${opts[@]}" "$T/l" "$T/r" 2>/dev/null | sort >"$T/clean"
 	ss-asof "${opts[@]}" --state "$T/s.db" "$T/l" "$T/r" >"$T/out1" 2>/dev/null &
 	pid=$!
-	for _ in $(seq 200); do [ "$(wc -l <"$T/out1")" -ge 30000 ] && break; sleep 0.02; done
+	for _ in $(seq 1500); do [ "$(wc -l <"$T/out1")" -ge 30000 ] && break; sleep 0.02; done # up to 30 s on a loaded machine
 	kill -9 "$pid"
 	wait "$pid" || true
 	n1=$(wc -l <"$T/out1")
