@@ -252,7 +252,13 @@ asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, st
 	ok = parse_time(j, left, in, &rec) && parse_key(j, left, in, &rec);
 	ss_rec_done(&rec);
 	/* envelopes give partition watermarks and left times, and --state's offsets */
-	in->has_env = ok && ss_envelope_get(raw, len, &in->env);
+	in->has_env = ok && !(left && j->left_bare) && ss_envelope_get(raw, len, &in->env);
+	if (ok && left && !j->left_seen) {
+		/* a left input without envelopes (a plain file) is not searched for them:
+		 * the fast path of one left time, unless the state needs the offsets */
+		j->left_seen = true;
+		j->left_bare = !in->has_env && !j->st && !j->dir;
+	}
 	if (ok && j->dir && !in->has_env) {
 		reject(j, left, in, "", "--state-dir needs enveloped records (topic, partition, offset)");
 		return false;

@@ -116,6 +116,7 @@ struct ss_asof {
 	int64_t lw;       /* the left time history is kept for: the slowest left partition's */
 	int64_t lw_bare;  /* newest left event time from records without envelope */
 	struct asof_parts lparts; /* per topic-partition of enveloped left records */
+	bool left_seen, left_bare; /* the first left record had no envelope */
 	bool left_eof, right_eof;
 	uint64_t rseq, lid;
 	uint64_t uncommitted; /* records since the last state commit */
