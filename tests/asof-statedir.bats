@@ -100,7 +100,7 @@ fifo() { mkfifo "$1"; eval "exec $2<>\"$1\""; }
 	done
 	fifo "$T/la" 7
 	fifo "$T/ra" 8
-	ss-asof "${opts[@]}" --idle 1s --state-dir "$T/d" "$T/la" "$T/ra" >"$T/a.out" 2>"$T/a.err" 7>&- 8>&- &
+	ss-asof "${opts[@]}" --idle 2s --state-dir "$T/d" "$T/la" "$T/ra" >"$T/a.out" 2>"$T/a.err" 7>&- 8>&- &
 	a=$!
 	cat "$T/left.1" >&7
 	cat "$T/right.1" >&8
@@ -110,7 +110,7 @@ fifo() { mkfifo "$1"; eval "exec $2<>\"$1\""; }
 		[ "$(applied 0)$(applied 1)$(applied 2)$(applied 3)" = 2222 ] && break
 		sleep 0.1
 	done
-	# B takes partitions 2 and 3: it waits until A releases them (silent for --idle)
+	# B takes partitions 2 and 3: it waits until A releases them (silent for 2s)
 	run --separate-stderr timeout 30 ss-asof "${opts[@]}" --idle 1s --state-dir "$T/d" "$T/left.b" "$T/right.b"
 	assert_success
 	printf '%s\n' "$output" >"$T/b.out"
