@@ -151,6 +151,31 @@ fifo() { mkfifo "$1"; eval "exec $2<>\"$1\""; }
 	[[ "$stderr" == *"replayed 1)"* ]]
 }
 
+@test "--state-dir: two processes that swap partitions do not wait for each other" {
+	fifo "$T/la" 5
+	fifo "$T/ra" 6
+	fifo "$T/lb" 7
+	fifo "$T/rb" 8
+	o=(--on .t --idle 2s --state-dir "$T/d" --select '[.left.v, .right.v]')
+	ss-asof "${o[@]}" "$T/la" "$T/ra" >"$T/a.out" 2>"$T/a.err" 5>&- 6>&- 7>&- 8>&- &
+	a=$!
+	ss-asof "${o[@]}" "$T/lb" "$T/rb" >"$T/b.out" 2>"$T/b.err" 5>&- 6>&- 7>&- 8>&- &
+	b=$!
+	echo '{"topic":"wx","partition":0,"offset":0,"t":10,"v":"w0"}' >&6
+	echo '{"topic":"wx","partition":1,"offset":0,"t":10,"v":"w1"}' >&8
+	for _ in $(seq 100); do [ -e "$T/d/partition-0.db" ] && [ -e "$T/d/partition-1.db" ] && break; sleep 0.1; done
+	# A is given partition 1 and B partition 0: each gets the other's state
+	echo '{"topic":"act","partition":1,"offset":0,"t":12,"v":"a1"}' >&5
+	echo '{"topic":"act","partition":0,"offset":0,"t":12,"v":"a0"}' >&7
+	exec 5>&- 6>&- 7>&- 8>&-
+	wait "$a"
+	wait "$b"
+	assert_equal "$(cat "$T/a.out")" '["a1","w1"]'
+	assert_equal "$(cat "$T/b.out")" '["a0","w0"]'
+	[[ "$(cat "$T/a.err")" == "ss-asof: waiting for $T/d/partition-1.db, held by another process" ]]
+	[[ "$(cat "$T/b.err")" == "ss-asof: waiting for $T/d/partition-0.db, held by another process" ]]
+}
+
 @test "--state-dir: usage" {
 	test_must_fail 2 ss-asof --on .t --state "$T/s.db" --state-dir "$T/d" /dev/null /dev/null
 	assert_output --partial '--state excludes --state-dir'
