@@ -18,13 +18,14 @@ static const char usage[] =
 	"               [--direction backward|forward|nearest] [--strict] [--tolerance DURATION]\n"
 	"               [--inner] [--emit eager|defer|revise] [--grace DURATION]\n"
 	"               [--max-delay DURATION] [--idle DURATION]\n"
-	"               [--right-partitions N] [--retain DURATION] [--select EXPR] [--state DB]\n"
-	"               [--late-file FILE] [--on-error fail|skip|dead-letter=FILE]\n"
+	"               [--right-partitions N] [--retain DURATION] [--select EXPR]\n"
+	"               [--state DB | --state-dir DIR] [--late-file FILE]\n"
+	"               [--on-error fail|skip|dead-letter=FILE]\n"
 	"               [--ts-unit s|ms|us|ns] LEFT RIGHT\n";
 
 enum {
 	OPT_ON = 256, OPT_LEFT_ON, OPT_RIGHT_ON, OPT_BY, OPT_LEFT_BY, OPT_RIGHT_BY, OPT_DIRECTION,
-	OPT_STRICT, OPT_TOLERANCE, OPT_INNER, OPT_EMIT, OPT_GRACE, OPT_SELECT, OPT_STATE,
+	OPT_STRICT, OPT_TOLERANCE, OPT_INNER, OPT_EMIT, OPT_GRACE, OPT_SELECT, OPT_STATE, OPT_STATE_DIR,
 	OPT_RETAIN, OPT_MAX_DELAY, OPT_IDLE, OPT_RIGHT_PARTITIONS, OPT_LATE_FILE, OPT_ON_ERROR, OPT_TS_UNIT,
 };
 
@@ -43,6 +44,7 @@ static const struct option longopts[] = {
 	{"grace", required_argument, NULL, OPT_GRACE},
 	{"select", required_argument, NULL, OPT_SELECT},
 	{"state", required_argument, NULL, OPT_STATE},
+	{"state-dir", required_argument, NULL, OPT_STATE_DIR},
 	{"retain", required_argument, NULL, OPT_RETAIN},
 	{"max-delay", required_argument, NULL, OPT_MAX_DELAY},
 	{"idle", required_argument, NULL, OPT_IDLE},
@@ -112,6 +114,7 @@ main(int argc, char **argv)
 		case OPT_GRACE: o.grace = duration("--grace", optarg); break;
 		case OPT_SELECT: o.select = optarg; break;
 		case OPT_STATE: o.state = optarg; break;
+		case OPT_STATE_DIR: o.state_dir = optarg; break;
 		case OPT_RETAIN: o.retain = duration("--retain", optarg); break;
 		case OPT_MAX_DELAY: o.max_delay = duration("--max-delay", optarg); break;
 		case OPT_IDLE: o.idle = duration("--idle", optarg); break;
@@ -145,6 +148,8 @@ main(int argc, char **argv)
 		ss_diag_usage_error(usage, "the event time is required: --on, or --left-on and --right-on");
 	if (!o.left_by != !o.right_by)
 		ss_diag_usage_error(usage, "--left-by and --right-by go together");
+	if (o.state && o.state_dir)
+		ss_diag_usage_error(usage, "--state excludes --state-dir");
 	if (o.max_delay >= 0 && o.emit != SS_ASOF_DEFER)
 		ss_diag_usage_error(usage, "--max-delay applies to --emit defer only");
 

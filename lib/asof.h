@@ -1,7 +1,7 @@
 /* asof: the as-of ("nearby") join of two NDJSON streams, with the late-event policies
  * of MISSION.md (eager, defer, revise).
- * A join owns its readers, its state (memory, and the --state SQLite file if given),
- * and the --late-file; it writes results to the ss_writer given to ss_asof_new, which
+ * A join owns its readers, its state (memory, and the --state SQLite file or the
+ * --state-dir files and their locks if given), and the --late-file; it writes results to the ss_writer given to ss_asof_new, which
  * stays the caller's. The options struct and its strings are borrowed until
  * ss_asof_free. */
 #ifndef SS_ASOF_H
@@ -31,6 +31,7 @@ struct ss_asof_opts {
 	int right_partitions;  /* enveloped right partitions to wait for at start, or 0 */
 	const char *select;    /* jq expression over each output object, or NULL */
 	const char *state;     /* SQLite state file, or NULL */
+	const char *state_dir; /* one state file per partition number, or NULL */
 	const char *late_file; /* where late right records go, or NULL */
 	struct ss_errpolicy *onerror;
 	enum ss_tsunit unit;
