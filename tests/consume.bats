@@ -261,10 +261,14 @@ for i in range(60000): print(json.dumps({"n": i, "pad": "x" * 150}))' | ss-produ
 	run ss-consume -b "$B" -e --offsets-from "$T/dir" offdir
 	assert_success
 	[ "$(echo "$output" | jq -r '"\(.partition):\(.offset)"' | sort | tr '\n' ' ')" = '0:3 2:0 2:1 2:2 2:3 ' ]
-	# an empty directory: nothing applied
+	# an empty directory: nothing applied, also where a group has committed offsets
 	mkdir "$T/empty"
 	run ss-consume -b "$B" -e --offsets-from "$T/empty" offdir
 	[ "${#lines[@]}" -eq 12 ]
+	ss-consume -b "$B" -G g7 -X session.timeout.ms=6000 -e offdir | wc -l >"$T/n7"
+	[ "$(cat "$T/n7")" -eq 12 ]
+	ss-consume -b "$B" -G g7 -X session.timeout.ms=6000 -e --offsets-from "$T/empty" offdir >"$T/g7"
+	[ "$(wc -l <"$T/g7")" -eq 12 ]
 }
 
 # member NAME: a group member piping to ss-cache --state-dir, whose sink starts once the

@@ -253,7 +253,7 @@ with open(sys.argv[2], "wb", buffering=0) as left, open(sys.argv[3], "wb", buffe
 		<"$T/cpipe.$n" 3>&- &
 	echo $! >"$T/split.$n.pid"
 	pids+=($!)
-	ss-consume -b "$BROKERS" -G "g-$act" "${GROUP_OPTS[@]}" -o beginning --offsets-from "$T/adir" \
+	ss-consume -b "$BROKERS" -G "g-$act" "${GROUP_OPTS[@]}" --offsets-from "$T/adir" \
 		"$act" "$wx" >"$T/cpipe.$n" 2>"$T/consume.$n.err" 3>&- &
 	echo $! >"$T/consume.$n.pid"
 	pids+=($!)
