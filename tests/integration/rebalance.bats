@@ -157,7 +157,7 @@ no_twice() {
 	run cat "$T/cache.1.err" "$T/cache.3.err"
 	assert_output ''
 	run cat "$T/consume.1.err" "$T/consume.3.err"
-	refute_output --partial 'has not applied'
+	refute_output --partial 'handing them over'
 }
 
 @test "ss-cache: instances added mid-run take partitions over; nothing lost, nothing applied twice" {
@@ -182,7 +182,7 @@ no_twice() {
 	run cat "$T"/cache.?.err
 	assert_output ''
 	run cat "$T"/consume.?.err
-	refute_output --partial 'has not applied'
+	refute_output --partial 'handing them over'
 }
 
 # ---- ss-asof --state-dir ----
@@ -352,6 +352,8 @@ check_asof() {
 	stop_asof 1
 	stop_asof 3
 	check_asof revise "$act" "$wx" "$T"/out.?
+	run cat "$T/consume.1.err" "$T/consume.3.err"
+	refute_output --partial 'handing them over'
 }
 
 @test "ss-asof --state-dir, --emit defer: instances added mid-run: every result once, equal to one run and the reference" {
@@ -376,4 +378,6 @@ check_asof() {
 	check_asof defer "$act" "$wx" "$T"/out.?
 	# no crash: each left record emitted once over all instances
 	assert_equal "$(cat "$T"/out.? | wc -l)" "$(wc -l <"$T/$act.in")"
+	run cat "$T"/consume.?.err
+	refute_output --partial 'handing them over'
 }
