@@ -156,12 +156,25 @@ ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out)
 
 /* ---- parsing ---- */
 
+/* A bad record is about to end the run (--on-error fail): without a state file the held
+ * records would be lost with the process, so they go out with what is known, as at
+ * the end of the right input. */
+static void
+finish_held(ss_asof *j)
+{
+	if (j->o.onerror->mode != SS_ONERROR_FAIL || j->st || j->dir || (j->heap.n == 0 && j->spilled == 0))
+		return;
+	j->right_eof = true;
+	release_final(j);
+}
+
 static void
 reject(ss_asof *j, bool left, const struct asof_in *in, const char *what, const char *why)
 {
 	char reason[512];
 
 	snprintf(reason, sizeof reason, "%s: %s%s%s", left ? "left" : "right", what, *what ? ": " : "", why);
+	finish_held(j);
 	ss_errpolicy_reject(j->o.onerror, left ? j->lname : j->rname, in->line, in->raw, in->len, reason);
 }
 
@@ -239,7 +252,13 @@ asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, st
 	ok = parse_time(j, left, in, &rec) && parse_key(j, left, in, &rec);
 	ss_rec_done(&rec);
 	/* envelopes give partition watermarks and left times, and --state's offsets */
-	in->has_env = ok && ss_envelope_get(raw, len, &in->env);
+	in->has_env = ok && !(left && j->left_bare) && ss_envelope_get(raw, len, &in->env);
+	if (ok && left && !j->left_seen) {
+		/* a left input without envelopes (a plain file) is not searched for them:
+		 * the fast path of one left time, unless the state needs the offsets */
+		j->left_seen = true;
+		j->left_bare = !in->has_env && !j->st && !j->dir;
+	}
 	if (ok && j->dir && !in->has_env) {
 		reject(j, left, in, "", "--state-dir needs enveloped records (topic, partition, offset)");
 		return false;
@@ -606,7 +625,10 @@ prune(ss_asof *j, struct asof_key *k)
 	}
 	if (j->spilled > 0)
 		cutoff = min64(cutoff, j->spill_min_t);
+	bool was_pruned = k->pruned;
 	asof_hist_prune(k, cutoff, j->st ? drop_from_state : NULL, j->st);
+	if (j->st && k->pruned && !was_pruned)
+		asof_state_pruned(j->st, k);
 }
 
 static void

@@ -116,6 +116,7 @@ struct ss_asof {
 	int64_t lw;       /* the left time history is kept for: the slowest left partition's */
 	int64_t lw_bare;  /* newest left event time from records without envelope */
 	struct asof_parts lparts; /* per topic-partition of enveloped left records */
+	bool left_seen, left_bare; /* the first left record had no envelope */
 	bool left_eof, right_eof;
 	uint64_t rseq, lid;
 	uint64_t uncommitted; /* records since the last state commit */
@@ -196,6 +197,8 @@ bool asof_state_seen(struct asof_state *st, const struct ss_envelope *env);
 void asof_state_applied(struct asof_state *st, const struct ss_envelope *env);
 void asof_state_right_put(struct asof_state *st, const struct asof_key *k, const struct asof_right *r);
 void asof_state_right_del(struct asof_state *st, const struct asof_key *k, const struct asof_right *r);
+/* Key k's history has been pruned (kept across restarts: expired() needs it). */
+void asof_state_pruned(struct asof_state *st, const struct asof_key *k);
 void asof_state_held_put(struct asof_state *st, const struct asof_held *h, bool spilled);
 void asof_state_held_del(struct asof_state *st, const struct asof_held *h);
 void asof_state_meta(struct asof_state *st, const ss_asof *j);

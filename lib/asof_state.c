@@ -11,7 +11,7 @@
 
 enum stmt {
 	RIGHT_PUT, RIGHT_DEL, HELD_PUT, HELD_DEL, META_PUT, REV_GET, REV_PUT, UNSPILL_P, UNSPILL_SINCE,
-	SPILL_MIN, PART_PUT, LPART_PUT, STMT_N
+	SPILL_MIN, PART_PUT, LPART_PUT, PRUNED_PUT, STMT_N
 };
 
 static const char *const stmt_sql[STMT_N] = {
@@ -30,6 +30,7 @@ static const char *const stmt_sql[STMT_N] = {
 			  " WHERE spilled = 1 AND since <= ?1 ORDER BY since LIMIT ?2",
 	[SPILL_MIN] = "SELECT min(t) FROM asof_held WHERE spilled = 1",
 	[PART_PUT] = "INSERT OR REPLACE INTO asof_partition(topic, partition, maxt) VALUES (?1, ?2, ?3)",
+	[PRUNED_PUT] = "INSERT OR IGNORE INTO asof_pruned(key) VALUES (?1)",
 	[LPART_PUT] = "INSERT OR REPLACE INTO asof_left_partition(topic, partition, maxt) VALUES (?1, ?2, ?3)",
 };
 
@@ -49,6 +50,7 @@ static const char schema[] =
 	" PRIMARY KEY(topic, partition, offset)) WITHOUT ROWID;"
 	"CREATE TABLE IF NOT EXISTS asof_partition(topic TEXT NOT NULL, partition INTEGER NOT NULL,"
 	" maxt INTEGER NOT NULL, PRIMARY KEY(topic, partition)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS asof_pruned(key BLOB PRIMARY KEY) WITHOUT ROWID;"
 	"CREATE TABLE IF NOT EXISTS asof_left_partition(topic TEXT NOT NULL, partition INTEGER NOT NULL,"
 	" maxt INTEGER NOT NULL, PRIMARY KEY(topic, partition)) WITHOUT ROWID;";
 
@@ -146,6 +148,15 @@ asof_state_right_del(struct asof_state *s, const struct asof_key *k, const struc
 
 	sqlite3_bind_blob(st, 1, k->enc, (int)k->enclen, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, r->t);
+	write_step(s, st);
+}
+
+void
+asof_state_pruned(struct asof_state *s, const struct asof_key *k)
+{
+	sqlite3_stmt *st = stmt(s, PRUNED_PUT);
+
+	sqlite3_bind_blob(st, 1, k->enc, (int)k->enclen, SQLITE_STATIC);
 	write_step(s, st);
 }
 
@@ -302,6 +313,13 @@ load_right(struct asof_state *s, ss_asof *j)
 		char *raw = ss_xmalloc(len + 1);
 		memcpy(raw, sqlite3_column_text(st, 3), len);
 		asof_hist_put(k, sqlite3_column_int64(st, 1), (uint64_t)sqlite3_column_int64(st, 2), raw, len);
+	}
+	sqlite3_finalize(st);
+	/* a left record older than a pruned history is expired, not unmatched */
+	st = query(s, "SELECT key FROM asof_pruned");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const void *key = sqlite3_column_blob(st, 0);
+		asof_key_get(&j->keys, key ? key : "", (size_t)sqlite3_column_bytes(st, 0))->pruned = true;
 	}
 	sqlite3_finalize(st);
 }

@@ -405,3 +405,26 @@ with open("'"$T"'/l", "w") as l, open("'"$T"'/r", "w") as r:
 	run sqlite3 "$T/s.db" 'select revision from asof_revision'
 	assert_output 2
 }
+
+@test "revise: a replay older than the retained history revises nothing, counted as expired" {
+	printf '%s\n' '{"t":10,"v":"r10"}' '{"t":20,"v":"r20"}' '{"t":30,"v":"r30"}' '{"t":40,"v":"r40"}' '{"t":110,"v":"r110"}' >"$T/r"
+	printf '%s\n' '{"topic":"act","partition":0,"offset":0,"t":15,"v":"l15"}' '{"topic":"act","partition":0,"offset":1,"t":100,"v":"l100"}' >"$T/l"
+	run --separate-stderr ss-asof --on .t --emit revise --state "$T/s.db" --select "$vv" "$T/l" "$T/r"
+	assert_output '["l15","r10",0]
+["l100","r40",0]'
+	# l15 again after a seek: r10 was pruned since; its result stands
+	head -1 "$T/l" >"$T/l2"
+	run --separate-stderr ss-asof --on .t --emit revise --state "$T/s.db" --select "$vv" "$T/l2" /dev/null
+	assert_success
+	assert_output ''
+	[[ "$stderr" == *"expired 1"* ]]
+}
+
+@test "defer without --state: a bad record that stops the run lets the held records out first" {
+	printf '%s\n' '{"t":15,"v":"l15"}' 'bad' >"$T/l"
+	printf '%s\n' '{"t":10,"v":"r10"}' '{"t":20,"v":"r20"}' >"$T/r"
+	run --separate-stderr ss-asof --on .t --select "$vv" "$T/l" "$T/r"
+	assert_failure 1
+	assert_output '["l15","r10"]'
+	[[ "$stderr" == *"$T/l:2: left: invalid JSON"* ]]
+}
