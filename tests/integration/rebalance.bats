@@ -167,11 +167,13 @@ no_twice() {
 	cache_instance 1 "$topic"
 	wait_output "$T/tee.1" 30
 	sleep 2
-	cache_instance 2 "$topic"
-	wait_output "$T/tee.2" 30
-	sleep 2
-	cache_instance 3 "$topic"
-	wait_output "$T/tee.3" 30
+	for n in 2 3; do
+		started=$(date +%s%N)
+		cache_instance $n "$topic"
+		wait_output "$T/tee.$n" 30
+		echo "# instance $n applying records $((($(date +%s%N) - started) / 1000000)) ms after its start" >&3
+		sleep 2
+	done
 	wait "$producer"
 	wait_applied "$topic" 60
 	for n in 1 2 3; do stop_instance $n; done
@@ -366,11 +368,13 @@ check_asof() {
 	asof_instance 1 defer "$act" "$wx"
 	wait_output "$T/out.1" 30
 	sleep 2
-	asof_instance 2 defer "$act" "$wx"
-	wait_output "$T/out.2" 30
-	sleep 2
-	asof_instance 3 defer "$act" "$wx"
-	wait_output "$T/out.3" 30
+	for n in 2 3; do
+		started=$(date +%s%N)
+		asof_instance $n defer "$act" "$wx"
+		wait_output "$T/out.$n" 30
+		echo "# ss-asof instance $n emitting $((($(date +%s%N) - started) / 1000000)) ms after its start" >&3
+		sleep 2
+	done
 	wait "$producer"
 	wait_asof_applied "$act" 60
 	wait_asof_applied "$wx" 60
