@@ -21,12 +21,13 @@ static const char usage[] =
 	"               [--right-partitions N] [--retain DURATION] [--select EXPR]\n"
 	"               [--state DB | --state-dir DIR] [--late-file FILE]\n"
 	"               [--on-error fail|skip|dead-letter=FILE]\n"
-	"               [--ts-unit s|ms|us|ns] LEFT RIGHT\n";
+	"               [--ts-unit s|ms|us|ns] LEFT RIGHT\n"
+	"       ss-asof --left-topic TOPIC --right-topic TOPIC [option ...] INPUT\n";
 
 enum {
 	OPT_ON = 256, OPT_LEFT_ON, OPT_RIGHT_ON, OPT_BY, OPT_LEFT_BY, OPT_RIGHT_BY, OPT_DIRECTION,
 	OPT_STRICT, OPT_TOLERANCE, OPT_INNER, OPT_EMIT, OPT_GRACE, OPT_SELECT, OPT_STATE, OPT_STATE_DIR,
-	OPT_RETAIN, OPT_MAX_DELAY, OPT_IDLE, OPT_RIGHT_PARTITIONS, OPT_LATE_FILE, OPT_ON_ERROR, OPT_TS_UNIT,
+	OPT_RETAIN, OPT_MAX_DELAY, OPT_IDLE, OPT_RIGHT_PARTITIONS, OPT_LATE_FILE, OPT_ON_ERROR, OPT_TS_UNIT, OPT_LEFT_TOPIC, OPT_RIGHT_TOPIC,
 };
 
 static const struct option longopts[] = {
@@ -50,6 +51,8 @@ static const struct option longopts[] = {
 	{"idle", required_argument, NULL, OPT_IDLE},
 	{"right-partitions", required_argument, NULL, OPT_RIGHT_PARTITIONS},
 	{"late-file", required_argument, NULL, OPT_LATE_FILE},
+	{"left-topic", required_argument, NULL, OPT_LEFT_TOPIC},
+	{"right-topic", required_argument, NULL, OPT_RIGHT_TOPIC},
 	{"on-error", required_argument, NULL, OPT_ON_ERROR},
 	{"ts-unit", required_argument, NULL, OPT_TS_UNIT},
 	{"help", no_argument, NULL, 'h'},
@@ -86,6 +89,24 @@ choice(const char *opt, const char *arg, const char *const *names)
 	ss_diag_usage_error(usage, "%s: unknown value '%s'", opt, arg);
 }
 
+/* LEFT and RIGHT, or one INPUT of both topics with --left-topic and --right-topic. */
+static void
+check_inputs(const struct ss_asof_opts *o, int n, char **inputs)
+{
+	if (!o->left_topic != !o->right_topic)
+		ss_diag_usage_error(usage, "--left-topic and --right-topic go together");
+	if (o->left_topic && strcmp(o->left_topic, o->right_topic) == 0)
+		ss_diag_usage_error(usage, "--left-topic and --right-topic must differ");
+	if (o->left_topic && n != 1)
+		ss_diag_usage_error(usage, "expected one INPUT with --left-topic and --right-topic");
+	if (o->left_topic)
+		return;
+	if (n != 2)
+		ss_diag_usage_error(usage, "expected LEFT and RIGHT inputs");
+	if (strcmp(inputs[0], "-") == 0 && strcmp(inputs[1], "-") == 0)
+		ss_diag_usage_error(usage, "stdin ('-') can be only one of the inputs");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -120,6 +141,8 @@ main(int argc, char **argv)
 		case OPT_IDLE: o.idle = duration("--idle", optarg); break;
 		case OPT_RIGHT_PARTITIONS: o.right_partitions = count("--right-partitions", optarg); break;
 		case OPT_LATE_FILE: o.late_file = optarg; break;
+		case OPT_LEFT_TOPIC: o.left_topic = optarg; break;
+		case OPT_RIGHT_TOPIC: o.right_topic = optarg; break;
 		case OPT_ON_ERROR:
 			if (!ss_errpolicy_parse(&onerror, optarg))
 				ss_diag_usage_error(usage, "--on-error: expected fail, skip or dead-letter=FILE, not '%s'", optarg);
@@ -132,10 +155,7 @@ main(int argc, char **argv)
 		default: ss_diag_usage_error(usage, "unknown option");
 		}
 	}
-	if (argc - optind != 2)
-		ss_diag_usage_error(usage, "expected LEFT and RIGHT inputs");
-	if (strcmp(argv[optind], "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
-		ss_diag_usage_error(usage, "stdin ('-') can be only one of the inputs");
+	check_inputs(&o, argc - optind, argv + optind);
 	if (on && (o.left_on || o.right_on))
 		ss_diag_usage_error(usage, "--on excludes --left-on and --right-on");
 	if (by && (o.left_by || o.right_by))
@@ -155,7 +175,7 @@ main(int argc, char **argv)
 
 	ss_writer *out = ss_writer_new(STDOUT_FILENO, "stdout");
 	ss_asof *j = ss_asof_new(&o, out);
-	int rc = ss_asof_run(j, argv[optind], argv[optind + 1]);
+	int rc = o.left_topic ? ss_asof_run_one(j, argv[optind]) : ss_asof_run(j, argv[optind], argv[optind + 1]);
 	ss_asof_free(j);
 	ss_writer_free(out);
 	ss_errpolicy_close(&onerror);

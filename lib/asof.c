@@ -178,6 +178,17 @@ reject(ss_asof *j, bool left, const struct asof_in *in, const char *what, const 
 	ss_errpolicy_reject(j->o.onerror, left ? j->lname : j->rname, in->line, in->raw, in->len, reason);
 }
 
+/* A record of the one input whose side is not known (ss_asof_run_one). */
+static void
+reject_unsided(ss_asof *j, const struct asof_in *in, const char *what, const char *why)
+{
+	char reason[512];
+
+	snprintf(reason, sizeof reason, "%s%s%s", what, *what ? ": " : "", why);
+	finish_held(j);
+	ss_errpolicy_reject(j->o.onerror, j->lname, in->line, in->raw, in->len, reason);
+}
+
 static bool
 parse_time(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
 {
@@ -264,6 +275,31 @@ asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, st
 		return false;
 	}
 	return ok;
+}
+
+int
+asof_side(ss_asof *j, const char *raw, size_t len, uint64_t line)
+{
+	struct asof_in in = {.raw = raw, .len = len, .line = line};
+	struct ss_envelope env;
+	const char *why;
+
+	if (ss_ndjson_blank(raw, len))
+		return -1;
+	if (!ss_ndjson_valid(raw, len, &why)) {
+		reject_unsided(j, &in, "invalid JSON", why);
+		return -1;
+	}
+	if (!ss_envelope_get(raw, len, &env)) {
+		reject_unsided(j, &in, "", "--left-topic needs enveloped records (topic, partition, offset)");
+		return -1;
+	}
+	if (strcmp(env.topic, j->o.left_topic) == 0)
+		return 1;
+	if (strcmp(env.topic, j->o.right_topic) == 0)
+		return 0;
+	reject_unsided(j, &in, env.topic, "a topic neither --left-topic nor --right-topic");
+	return -1;
 }
 
 /* ---- output ---- */

@@ -33,6 +33,7 @@ struct ss_asof_opts {
 	const char *state;     /* SQLite state file, or NULL */
 	const char *state_dir; /* one state file per partition number, or NULL */
 	const char *late_file; /* where late right records go, or NULL */
+	const char *left_topic, *right_topic; /* one input of both topics (ss_asof_run_one) */
 	struct ss_errpolicy *onerror;
 	enum ss_tsunit unit;
 };
@@ -44,6 +45,11 @@ ss_asof *ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out);
  * ended, or the left ended with nothing left to emit or revise. Returns an exit code;
  * data errors under --on-error fail exit from inside (state committed first). */
 int ss_asof_run(ss_asof *j, const char *left, const char *right);
+/* The same over one input that carries both sides, as one `ss-consume -G` of two
+ * co-partitioned topics writes it: a record whose envelope names opts.left_topic is
+ * left, opts.right_topic right, anything else a data error. Records are applied in the
+ * order they come. */
+int ss_asof_run_one(ss_asof *j, const char *input);
 /* Print the one-line summary (records, matches, late, expired) on stderr; done at exit
  * when there are late, expired, replayed or still held records. */
 void ss_asof_summary(const ss_asof *j);

@@ -215,3 +215,55 @@ wx|0'
 	run --separate-stderr ss-asof "${opts[@]}" --right-partitions 4 "$T/left.bare" "$T/right"
 	[[ "$stderr" == *"expired "[1-9]* ]]
 }
+
+# interleave OUT FILE...: the lines of the files merged in a random order that keeps
+# each file's own order, as one consumer of several topics delivers them
+interleave() {
+	python3 -c 'import random, sys
+rng = random.Random(7)
+qs = [open(f).read().splitlines() for f in sys.argv[2:]]
+with open(sys.argv[1], "w") as out:
+    while any(qs):
+        q = rng.choice([q for q in qs if q])
+        out.write(q.pop(0) + "\n")' "$@"
+}
+
+@test "one input of both topics (--left-topic, --right-topic) equals two inputs and the reference" {
+	gen 3 "$T"
+	interleave "$T/both" "$T/left" "$T/right"
+	run --separate-stderr ss-asof "${opts[@]}" --state-dir "$T/d2" "$T/left" "$T/right"
+	assert_success
+	printf '%s\n' "$output" | sort >"$T/two"
+	# from a file, and from a pipe, with the state directory of the group recipe
+	run --separate-stderr ss-asof "${opts[@]}" --state-dir "$T/d1" --left-topic act --right-topic wx "$T/both"
+	assert_success
+	assert_equal "$stderr" ''
+	printf '%s\n' "$output" | sort >"$T/one"
+	diff -u "$T/two" "$T/one"
+	ref "$T/left" "$T/right" | diff -u - "$T/one"
+	# without --state-dir: one watermark over the 4 right partitions, all awaited
+	ss-asof "${opts[@]}" --right-partitions 4 --left-topic act --right-topic wx <(cat "$T/both") | sort | diff -u "$T/two" -
+	# a second run over the same input applies nothing twice
+	run --separate-stderr ss-asof "${opts[@]}" --state-dir "$T/d1" --left-topic act --right-topic wx - <"$T/both"
+	assert_success
+	assert_output ''
+}
+
+@test "one input: a record of another topic or without envelope is a data error; usage" {
+	printf '%s\n' '{"topic":"wx","partition":0,"offset":0,"t":10,"v":"a"}' \
+		'{"topic":"act","partition":0,"offset":0,"t":11}' '{"topic":"other","partition":0,"offset":0,"t":12}' \
+		'{"t":12}' '{"topic":"act","partition":0,"offset":1,"t":13}' >"$T/in"
+	test_must_fail 1 ss-asof --on .t --left-topic act --right-topic wx --select .left.t "$T/in"
+	assert_output --partial "$T/in:3: other: a topic neither --left-topic nor --right-topic"
+	run --separate-stderr ss-asof --on .t --left-topic act --right-topic wx --on-error skip --select '[.left.t, .right.v]' "$T/in"
+	assert_success
+	assert_output '[11,"a"]
+[13,"a"]'
+	[[ "$stderr" == *"$T/in:4: --left-topic needs enveloped records"* ]]
+	test_must_fail 2 ss-asof --on .t --left-topic act "$T/in"
+	assert_output --partial '--left-topic and --right-topic go together'
+	test_must_fail 2 ss-asof --on .t --left-topic act --right-topic wx "$T/in" "$T/in"
+	assert_output --partial 'expected one INPUT'
+	test_must_fail 2 ss-asof --on .t --left-topic act --right-topic act "$T/in"
+	assert_output --partial 'must differ'
+}
