@@ -17,11 +17,11 @@
 
 static const char usage[] =
 	"usage: ss-checkpoint DB heartbeat CHECKPOINT DEPENDENCY [--ts EXPR] [--ts-unit UNIT]\n"
-	"                     [--on-error POLICY]\n"
+	"                     [--idle DURATION] [--on-error POLICY]\n"
 	"       ss-checkpoint DB pulse CHECKPOINT --dependency NAME[=THRESHOLD]...\n"
 	"                     [--threshold DURATION] [--ts EXPR] [--ts-unit UNIT]\n"
-	"                     [--events FILE] [--on-downtime CMD] [--on-recovery CMD]\n"
-	"                     [--on-error POLICY]\n"
+	"                     [--idle DURATION] [--events FILE] [--on-downtime CMD]\n"
+	"                     [--on-recovery CMD] [--on-error POLICY]\n"
 	"       ss-checkpoint DB status [CHECKPOINT] [--json]\n"
 	"       ss-checkpoint -h\n";
 
@@ -30,6 +30,8 @@ static const char usage[] =
 #define COMMIT_EVERY_NS (50 * 1000000LL)
 /* How often a paused pulse looks at the heartbeats. */
 #define POLL_MS 150
+/* --idle: 30s, a few Kafka session timeouts, as ss-asof */
+#define DEFAULT_IDLE (30 * 1000000000LL)
 
 /* What heartbeat and pulse share: records in, the same records out, their event time. */
 struct flow {
@@ -157,11 +159,16 @@ flow_free(struct flow *f)
 
 /* Options heartbeat and pulse share; true if c was one of them. */
 static bool
-flow_option(int c, const char **ts, enum ss_tsunit *unit, struct ss_errpolicy *onerror)
+flow_option(int c, const char **ts, enum ss_tsunit *unit, int64_t *idle,
+    struct ss_errpolicy *onerror)
 {
 	switch (c) {
 	case 't':
 		*ts = optarg;
+		return true;
+	case 'i':
+		if (!ss_duration_parse(optarg, idle) || *idle <= 0)
+			ss_diag_usage_error(usage, "--idle: not a positive duration: %s", optarg);
 		return true;
 	case 'u':
 		if (!ss_tsunit_parse(optarg, unit))
@@ -181,7 +188,8 @@ flow_option(int c, const char **ts, enum ss_tsunit *unit, struct ss_errpolicy *o
 
 #define FLOW_OPTIONS \
 	{"ts", required_argument, NULL, 't'}, {"ts-unit", required_argument, NULL, 'u'}, \
-	{"on-error", required_argument, NULL, 'e'}, {"help", no_argument, NULL, 'h'}
+	{"on-error", required_argument, NULL, 'e'}, {"help", no_argument, NULL, 'h'}, \
+	{"idle", required_argument, NULL, 'i'}
 
 /* ---- heartbeat ---- */
 
@@ -200,18 +208,18 @@ cmd_heartbeat(const char *db, int argc, char **argv)
 	struct flow f = {0};
 	struct ss_envelope env;
 	ss_checkpoint_hb *hb;
-	int64_t t;
+	int64_t t, idle = DEFAULT_IDLE;
 	size_t len;
 	int c;
 
 	ss_errpolicy_parse(&f.onerror, "fail");
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
-		if (!flow_option(c, &ts, &unit, &f.onerror))
+		if (!flow_option(c, &ts, &unit, &idle, &f.onerror))
 			ss_diag_usage_error(usage, "heartbeat: bad option");
 	if (argc - optind != 2)
 		ss_diag_usage_error(usage, "heartbeat: want CHECKPOINT and DEPENDENCY");
 	flow_init(&f, ts, unit);
-	hb = ss_checkpoint_hb_open(db, argv[optind], argv[optind + 1]);
+	hb = ss_checkpoint_hb_open(db, argv[optind], argv[optind + 1], idle);
 	flow_start(&f, hb_commit, hb);
 	while (flow_next(&f, &line, &len, &t)) {
 		flow_pass(&f, line, len);
@@ -292,7 +300,7 @@ cmd_pulse(const char *db, int argc, char **argv)
 	const char *ts = ".timestamp", *line, *events = NULL;
 	enum ss_tsunit unit = SS_TS_S;
 	struct ss_checkpoint_dep *deps = ss_xmalloc(argc * sizeof *deps);
-	int64_t threshold = 10 * 60 * 1000000000LL, t;
+	int64_t threshold = 10 * 60 * 1000000000LL, t, idle = DEFAULT_IDLE;
 	struct pulse pl = {0};
 	struct flow f = {0};
 	struct ss_envelope env;
@@ -302,7 +310,7 @@ cmd_pulse(const char *db, int argc, char **argv)
 
 	ss_errpolicy_parse(&f.onerror, "fail");
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (flow_option(c, &ts, &unit, &f.onerror))
+		if (flow_option(c, &ts, &unit, &idle, &f.onerror))
 			continue;
 		switch (c) {
 		case 'd': dep_parse(&deps[ndeps++], optarg); break;
@@ -333,7 +341,7 @@ cmd_pulse(const char *db, int argc, char **argv)
 	if (events && !(pl.events = fopen(pl.events_name = events, "a")))
 		ss_diag_die(SS_EXIT_DATA, "%s: %s", events, strerror(errno));
 	flow_init(&f, ts, unit);
-	p = ss_checkpoint_pulse_open(db, pl.checkpoint, deps, ndeps, pulse_event, &pl);
+	p = ss_checkpoint_pulse_open(db, pl.checkpoint, deps, ndeps, idle, pulse_event, &pl);
 	flow_start(&f, pulse_commit, p);
 	for (;;) {
 		/* Paused: read nothing, so the pipe fills and the producer upstream waits;

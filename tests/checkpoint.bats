@@ -396,15 +396,17 @@ teardown() {
 	envl 10 10:10 a 0 >&8
 	envl 20 10:20 b 1 >&8
 	envl 11 10:30 c 0 >&8
-	envl 21 11:30 d 1 >&8
-	envl 12 11:40 e 0 >&8
+	envl 21 11:30 d 1 >&8 # partition 0 is still at 10:30: no downtime yet
+	envl 12 11:40 e 0 >&8 # now both are past 11:00
+	envl 22 11:50 f 1 >&8
 	wait_until has_events downtime 1
-	[ "$(jq -c '[.offsets[] | [.partition, .offset]]' "$T/events")" = '[[0,11],[1,21]]' ]
+	[ "$(jq -c '[.dependent_marker, [.offsets[] | [.partition, .offset]]]' "$T/events")" = \
+		'["2023-01-01T11:30:00Z",[[0,12],[1,21]]]' ]
 	wth 12:00 | hb activity weather >/dev/null
 	wait_until has_events recovery 1
 	finish_pulse
-	[ "$(q "select partition || ':' || offset from ss_seek_request order by partition" | paste -sd' ')" = "0:11 1:21" ]
-	[ "$(q "select partition || ':' || offset from ss_offsets order by partition" | paste -sd' ')" = "0:12 1:21" ]
+	[ "$(q "select partition || ':' || offset from ss_seek_request order by partition" | paste -sd' ')" = "0:12 1:21" ]
+	[ "$(q "select partition || ':' || offset from ss_offsets order by partition" | paste -sd' ')" = "0:12 1:22" ]
 }
 
 @test "ss_checkpoint_take_seeks takes and deletes the requests of one checkpoint" {
