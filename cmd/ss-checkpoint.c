@@ -20,8 +20,8 @@ static const char usage[] =
 	"                     [--idle DURATION] [--on-error POLICY]\n"
 	"       ss-checkpoint DB pulse CHECKPOINT --dependency NAME[=THRESHOLD]...\n"
 	"                     [--threshold DURATION] [--ts EXPR] [--ts-unit UNIT]\n"
-	"                     [--idle DURATION] [--events FILE] [--on-downtime CMD]\n"
-	"                     [--on-recovery CMD] [--on-error POLICY]\n"
+	"                     [--idle DURATION] [--partitions N] [--events FILE]\n"
+	"                     [--on-downtime CMD] [--on-recovery CMD] [--on-error POLICY]\n"
 	"       ss-checkpoint DB status [CHECKPOINT] [--json]\n"
 	"       ss-checkpoint -h\n";
 
@@ -296,11 +296,14 @@ cmd_pulse(const char *db, int argc, char **argv)
 		{"events", required_argument, NULL, 'E'},
 		{"on-downtime", required_argument, NULL, 'D'},
 		{"on-recovery", required_argument, NULL, 'R'},
+		{"partitions", required_argument, NULL, 'P'},
 		{NULL, 0, NULL, 0} };
 	const char *ts = ".timestamp", *line, *events = NULL;
 	enum ss_tsunit unit = SS_TS_S;
 	struct ss_checkpoint_dep *deps = ss_xmalloc(argc * sizeof *deps);
-	int64_t threshold = 10 * 60 * 1000000000LL, t, idle = DEFAULT_IDLE;
+	int64_t threshold = 10 * 60 * 1000000000LL, t;
+	struct ss_checkpoint_parts parts = { .idle = DEFAULT_IDLE };
+	char *end;
 	struct pulse pl = {0};
 	struct flow f = {0};
 	struct ss_envelope env;
@@ -310,13 +313,19 @@ cmd_pulse(const char *db, int argc, char **argv)
 
 	ss_errpolicy_parse(&f.onerror, "fail");
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (flow_option(c, &ts, &unit, &idle, &f.onerror))
+		if (flow_option(c, &ts, &unit, &parts.idle, &f.onerror))
 			continue;
 		switch (c) {
 		case 'd': dep_parse(&deps[ndeps++], optarg); break;
 		case 'T':
 			if (!ss_duration_parse(optarg, &threshold) || threshold < 0)
 				ss_diag_usage_error(usage, "--threshold: not a duration: %s", optarg);
+			break;
+		case 'P':
+			errno = 0;
+			parts.expect = (int)strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || parts.expect < 0)
+				ss_diag_usage_error(usage, "--partitions: not a count: %s", optarg);
 			break;
 		case 'E': events = optarg; break;
 		case 'D': pl.on_downtime = optarg; break;
@@ -341,7 +350,7 @@ cmd_pulse(const char *db, int argc, char **argv)
 	if (events && !(pl.events = fopen(pl.events_name = events, "a")))
 		ss_diag_die(SS_EXIT_DATA, "%s: %s", events, strerror(errno));
 	flow_init(&f, ts, unit);
-	p = ss_checkpoint_pulse_open(db, pl.checkpoint, deps, ndeps, idle, pulse_event, &pl);
+	p = ss_checkpoint_pulse_open(db, pl.checkpoint, deps, ndeps, &parts, pulse_event, &pl);
 	flow_start(&f, pulse_commit, p);
 	for (;;) {
 		/* Paused: read nothing, so the pipe fills and the producer upstream waits;

@@ -581,8 +581,10 @@ struct ss_checkpoint_pulse {
 	int64_t marker;   /* the dependent marker: see slots_low */
 	int64_t top;      /* the max event time of all records */
 	int64_t idle;     /* ns after which a silent partition stops holding marker back */
+	int64_t started;  /* monotonic */
+	int expect;       /* partitions to hear from before a downtime, or 0 */
 	int64_t down_marker, episode_start;
-	bool have_marker, marker_dirty, paused, starting;
+	bool have_marker, marker_dirty, paused, starting, ready;
 	struct slots slots;
 	ss_checkpoint_event_fn *on_event;
 	void *arg;
@@ -915,16 +917,19 @@ pulse_register(ss_checkpoint_pulse *p)
 
 ss_checkpoint_pulse *
 ss_checkpoint_pulse_open(const char *db_path, const char *checkpoint,
-    const struct ss_checkpoint_dep *deps, int ndeps, int64_t idle,
+    const struct ss_checkpoint_dep *deps, int ndeps, const struct ss_checkpoint_parts *parts,
     ss_checkpoint_event_fn *on_event, void *arg)
 {
 	ss_checkpoint_pulse *p = ss_xmalloc(sizeof *p);
+	int64_t idle = parts->idle;
 	int i;
 
 	memset(p, 0, sizeof *p);
 	p->db = db_open(db_path, false);
 	p->checkpoint = ss_xstrdup(checkpoint);
 	p->idle = idle;
+	p->expect = parts->expect;
+	p->started = ss_time_mono();
 	p->deps = ss_xmalloc(ndeps * sizeof *p->deps);
 	memset(p->deps, 0, ndeps * sizeof *p->deps);
 	for (i = 0; i < ndeps; i++) {
@@ -977,6 +982,22 @@ marker_advance(ss_checkpoint_pulse *p, int64_t ts, const struct ss_envelope *env
 	}
 }
 
+/* A consumer may deliver one partition's backlog whole before the first record of
+ * another: until --partitions were heard from (restored ones count) or --idle passed,
+ * the marker may be a fast partition's alone, and starts no downtime. */
+static bool
+parts_ready(ss_checkpoint_pulse *p)
+{
+	size_t i;
+	int n = 0;
+
+	if (p->ready)
+		return true;
+	for (i = 0; i < p->slots.n; i++)
+		n += p->slots.v[i].has_marker;
+	return p->ready = n >= p->expect || ss_time_mono() - p->started >= p->idle;
+}
+
 bool
 ss_checkpoint_pulse_record(ss_checkpoint_pulse *p, int64_t ts, const struct ss_envelope *env)
 {
@@ -991,7 +1012,7 @@ ss_checkpoint_pulse_record(ss_checkpoint_pulse *p, int64_t ts, const struct ss_e
 			d->counted = d->since_dirty = true;
 		}
 	}
-	if (p->paused || !any_late(p))
+	if (p->paused || !any_late(p) || !parts_ready(p))
 		return false;
 	/* the cached heartbeats can only be older than the stored ones: look again */
 	deps_read(p, false);

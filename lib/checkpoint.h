@@ -68,11 +68,16 @@ struct ss_checkpoint_dep {
 typedef void ss_checkpoint_event_fn(const char *kind, const char *dependency,
     const char *json, void *arg);
 typedef struct ss_checkpoint_pulse ss_checkpoint_pulse;
-/* deps are copied; idle as for heartbeat, for the dependent stream's partitions.
- * Resumes an episode in progress (the pulse starts paused) and delivers events a crash
- * kept from being delivered. */
+/* The dependent stream's partitions: idle as for heartbeat; expect: no downtime starts
+ * before that many partitions were heard from, or idle ns passed since the start. */
+struct ss_checkpoint_parts {
+	int64_t idle;
+	int expect;
+};
+/* deps and parts are copied. Resumes an episode in progress (the pulse starts paused)
+ * and delivers events a crash kept from being delivered. */
 ss_checkpoint_pulse *ss_checkpoint_pulse_open(const char *db_path, const char *checkpoint,
-    const struct ss_checkpoint_dep *deps, int ndeps, int64_t idle,
+    const struct ss_checkpoint_dep *deps, int ndeps, const struct ss_checkpoint_parts *parts,
     ss_checkpoint_event_fn *on_event, void *arg);
 /* A record that was passed on: advance the marker, note its offset (env may be NULL),
  * check every dependency. Returns true when this record started a downtime episode:

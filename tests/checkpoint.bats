@@ -588,3 +588,33 @@ status_json() { ss-checkpoint "$T/st.db" status activity --json; }
 	[ "$(jq -c '[.marker, [.partitions[] | .marker[11:16]], .dependencies[0].marker]' <<<"$output")" = \
 		'["2023-01-01T10:40:00Z",["10:40","10:50"],"2023-01-01T11:30:00Z"]' ]
 }
+
+@test "partitions: --partitions N: no downtime from the first partitions alone, until N were heard from or --idle passed" {
+	test_must_fail 2 ss-checkpoint "$T/st.db" pulse activity --dependency weather --partitions two
+	wth 11:00 | hb activity weather >/dev/null
+	# a consumer delivers partition 0's backlog first
+	pulse_bg --dependency weather --threshold 1h --partitions 2
+	envp activity 0 0 12:30 >&8
+	envp activity 1 0 10:30 >&8
+	wait_until lines "$T/out" 2
+	has_events downtime 0
+	envp activity 1 1 12:10 >&8
+	wait_until has_events downtime 1
+	[ "$(jq -r .dependent_marker "$T/events")" = 2023-01-01T12:10:00Z ]
+	wth 13:00 | hb activity weather >/dev/null
+	wait_until has_events recovery 1
+	finish_pulse
+	# the other partitions never come: after --idle, the ones heard from decide
+	rm "$T/in" "$T/events" "$T/st.db"*
+	wth 11:00 | hb activity weather >/dev/null
+	pulse_bg --dependency weather --threshold 1h --partitions 4 --idle 2s
+	envp activity 0 0 12:30 >&8
+	wait_until lines "$T/out" 1
+	sleep 2.5
+	has_events downtime 0
+	envp activity 0 1 12:31 >&8
+	wait_until has_events downtime 1
+	wth 13:00 | hb activity weather >/dev/null
+	wait_until has_events recovery 1
+	finish_pulse
+}
