@@ -433,11 +433,13 @@ slot_bind(sqlite3_stmt *st, const struct slot *sl, int64_t mono, int64_t wall)
 static void
 slots_write(struct slots *s, sqlite3_stmt *offsets, sqlite3_stmt *parts)
 {
-	int64_t mono = ss_time_mono(), wall = ss_time_now();
+	int64_t mono, wall;
 	size_t i;
 
 	if (!s->dirty)
 		return;
+	mono = ss_time_mono();
+	wall = ss_time_now();
 	for (i = 0; i < s->n; i++) {
 		struct slot *sl = &s->v[i];
 
@@ -1250,10 +1252,10 @@ field_text(jv o, const char *k, char *buf, size_t size)
 	return buf;
 }
 
-/* One line per partition of o's "partitions": fmt takes the name, then either the
- * marker and " (idle)" or "", or idle_word or "" and the marker. */
+/* One line per partition of o's "partitions", under the dependent marker or under a
+ * dependency's line (in its columns). */
 static void
-parts_table(jv o, const char *fmt, const char *idle_word, FILE *out)
+parts_table(jv o, bool dependency, FILE *out)
 {
 	jv parts = jv_object_get(jv_copy(o), jv_string("partitions"));
 	char name[300], m[64];
@@ -1268,10 +1270,10 @@ parts_table(jv o, const char *fmt, const char *idle_word, FILE *out)
 		snprintf(name, sizeof name, "%s[%.0f]", field_text(pt, "topic", m, sizeof m),
 		    jv_number_value(num));
 		field_text(pt, "marker", m, sizeof m);
-		if (*idle_word)
-			fprintf(out, fmt, name, is_idle ? idle_word : "", m);
+		if (dependency)
+			fprintf(out, "    %-14s %-5s %s\n", name, is_idle ? "idle" : "", m);
 		else
-			fprintf(out, fmt, name, m, is_idle ? " (idle)" : "");
+			fprintf(out, "    %-14s  %s%s\n", name, m, is_idle ? " (idle)" : "");
 		jv_free(num);
 		jv_free(idle);
 		jv_free(pt);
@@ -1290,7 +1292,7 @@ status_table(jv s, FILE *out)
 	fprintf(out, "checkpoint %s: %s\n", field_text(s, "checkpoint", a, sizeof a),
 	    field_text(s, "state", b, sizeof b));
 	fprintf(out, "  dependent marker  %s\n", field_text(s, "marker", a, sizeof a));
-	parts_table(s, "    %-14s  %s%s\n", "", out);
+	parts_table(s, false, out);
 	fprintf(out, "  offsets          ");
 	n = jv_array_length(jv_copy(offs));
 	for (i = 0; i < n; i++) {
@@ -1319,7 +1321,7 @@ status_table(jv s, FILE *out)
 		    field_text(o, "dependency", a, sizeof a), field_text(o, "state", b, sizeof b),
 		    field_text(o, "marker", c, sizeof c), field_text(o, "threshold", d, sizeof d),
 		    field_text(o, "lag", e, sizeof e));
-		parts_table(o, "    %-14s %-5s %s\n", "idle", out);
+		parts_table(o, true, out);
 		jv_free(o);
 	}
 	jv_free(offs);
