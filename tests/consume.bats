@@ -7,7 +7,8 @@ setup_file() {
 	mock_start --topic env:1 --topic fmt:1 --topic bin:1 --topic offs:3 --topic empty:4 \
 		--topic live:2 --topic count:2 --topic until:1 --topic grp:2 --topic sig:1 \
 		--topic pipe:1 --topic bp:4 --topic resume:2 --topic seek:1 --topic multi1:1 \
-		--topic multi2:2 --topic trickle:1
+		--topic multi2:2 --topic trickle:1 \
+		--topic nonblock:1
 }
 teardown_file() { mock_stop; }
 
@@ -47,7 +48,7 @@ teardown_file() { mock_stop; }
 	python3 -c '
 import os, sys
 for i in range(300):
-    sys.stdout.buffer.write(os.urandom(1 + i % 40).replace(b"\x01", b"") + b"\x01")' >"$T/payloads"
+    sys.stdout.buffer.write(os.urandom(1 + i % 40).replace(b"\x01", b"\x02") + b"\x01")' >"$T/payloads"
 	kcat -P -b "$B" -t bin -D '\x01' "$T/payloads" -l
 	ss-consume -b "$B" -e bin >"$T/out"
 	jq -e . "$T/out" >/dev/null
@@ -225,6 +226,22 @@ for i in range(60000): print(json.dumps({"n": i, "pad": "x" * 150}))' | ss-produ
 	refute_output --partial 'poll'
 	[ "$(wc -l <"$T/out")" -eq 60000 ]
 	[ "$(jq .value.n "$T/out" | sort -n | uniq | wc -l)" -eq 60000 ]
+}
+
+@test "O_NONBLOCK on the output pipe stays private: stderr and the shell sharing the pipe still block" {
+	seq_json 10 | ss-produce -b "$B" nonblock
+	{
+		ss-consume -b "$B" nonblock 2>/dev/null &
+		pid=$!
+		wait_lines "$T/out" 10
+		# the flags of the pipe this group shares with ss-consume's stdout, as 2>&1 would
+		sed -n 's/^flags:[[:space:]]*//p' /proc/$BASHPID/fdinfo/1 >"$T/flags"
+		kill $pid
+		wait $pid || true
+	} | cat >"$T/out"
+	[ -s "$T/flags" ]
+	assert_equal "$(( 8#$(cat "$T/flags") & 8#4000 ))" 0
+	[ "$(wc -l <"$T/out")" -eq 10 ]
 }
 
 @test "--offsets-from resumes after the offsets a state file recorded as applied" {
