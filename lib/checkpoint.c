@@ -327,6 +327,17 @@ static const char sql_seeks[] = "SELECT topic, partition, offset FROM"
 
 /* ---- partitions seen, kept in memory between commits ---- */
 
+/* When a partition was last heard from, read for every record: a few ms of precision
+ * are plenty for --idle, and the coarse clock costs a fraction of the exact one. */
+static int64_t
+mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 /* A topic-partition of a stream whose records carry an envelope: its last offset, and
  * its own marker, because partitions arrive interleaved at their own speeds. */
 struct slot {
@@ -438,7 +449,7 @@ slots_write(struct slots *s, sqlite3_stmt *offsets, sqlite3_stmt *parts)
 
 	if (!s->dirty)
 		return;
-	mono = ss_time_mono();
+	mono = mono_now();
 	wall = ss_time_now();
 	for (i = 0; i < s->n; i++) {
 		struct slot *sl = &s->v[i];
@@ -533,7 +544,7 @@ ss_checkpoint_hb_beat(ss_checkpoint_hb *h, int64_t ts, const struct ss_envelope 
 		h->have = h->dirty = true;
 	}
 	if (env)
-		slots_note(&h->slots, env, ts, ss_time_mono());
+		slots_note(&h->slots, env, ts, mono_now());
 }
 
 void
@@ -845,7 +856,7 @@ parts_load(ss_checkpoint_pulse *p)
 {
 	sqlite3_stmt *st = db_prep(p->db, "SELECT topic, partition, offset, marker FROM"
 	    " ss_checkpoint_offset WHERE checkpoint = ?1");
-	int64_t now = ss_time_mono();
+	int64_t now = mono_now();
 	struct ss_envelope env;
 	int rc;
 
@@ -931,7 +942,7 @@ ss_checkpoint_pulse_open(const char *db_path, const char *checkpoint,
 	p->checkpoint = ss_xstrdup(checkpoint);
 	p->idle = idle;
 	p->expect = parts->expect;
-	p->started = ss_time_mono();
+	p->started = mono_now();
 	p->deps = ss_xmalloc(ndeps * sizeof *p->deps);
 	memset(p->deps, 0, ndeps * sizeof *p->deps);
 	for (i = 0; i < ndeps; i++) {
@@ -973,7 +984,7 @@ marker_advance(ss_checkpoint_pulse *p, int64_t ts, const struct ss_envelope *env
 	if (env == NULL && p->slots.n == 0) {
 		m = p->top; /* the hot path of one marker */
 	} else {
-		now = ss_time_mono();
+		now = mono_now();
 		if (env)
 			slots_note(&p->slots, env, ts, now);
 		m = slots_low(&p->slots, now, p->idle, p->top);
@@ -997,7 +1008,7 @@ parts_ready(ss_checkpoint_pulse *p)
 		return true;
 	for (i = 0; i < p->slots.n; i++)
 		n += p->slots.v[i].has_marker;
-	return p->ready = n >= p->expect || ss_time_mono() - p->started >= p->idle;
+	return p->ready = n >= p->expect || mono_now() - p->started >= p->idle;
 }
 
 bool
