@@ -2,6 +2,7 @@
  * share their bookkeeping in a SQLite file (the logic is in lib/checkpoint.c). */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +305,7 @@ cmd_pulse(const char *db, int argc, char **argv)
 	int64_t threshold = 10 * 60 * 1000000000LL, t;
 	struct ss_checkpoint_parts parts = { .idle = DEFAULT_IDLE };
 	char *end;
+	long n;
 	struct pulse pl = {0};
 	struct flow f = {0};
 	struct ss_envelope env;
@@ -323,9 +325,10 @@ cmd_pulse(const char *db, int argc, char **argv)
 			break;
 		case 'P':
 			errno = 0;
-			parts.expect = (int)strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || parts.expect < 0)
+			n = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 0 || n > INT_MAX)
 				ss_diag_usage_error(usage, "--partitions: not a count: %s", optarg);
+			parts.expect = (int)n;
 			break;
 		case 'E': events = optarg; break;
 		case 'D': pl.on_downtime = optarg; break;
