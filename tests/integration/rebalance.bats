@@ -197,7 +197,7 @@ no_twice() {
 # rebalance at different moments, and in between an instance gets left P while another has
 # right P. One consumer subscribed to both topics in one group does: the range assignor
 # gives each member the same partition numbers of co-partitioned topics, in the same
-# rebalance. Its output is split in two by topic for ss-asof's two inputs.
+# rebalance. ss-asof reads its output as one input (--left-topic, --right-topic).
 
 # produce_pair ACTIVITY WEATHER SECONDS: in the background, both topics keyed by station
 # (co-partitioned) in event-time order, as one tick per 20 ms of wall-clock time: 24
@@ -235,25 +235,15 @@ PY
 
 ASOF_OPTS=(--on .value.t --by .value.k --idle 2s --select '{left: .left.value, right: .right.value, revision}')
 
-# asof_instance N MODE ACTIVITY WEATHER: ss-consume -G (both topics) | split by topic |
-# ss-asof --state-dir $T/adir --emit MODE > $T/out.N; pids in $T/{consume,split,asof}.N.pid
+# asof_instance N MODE ACTIVITY WEATHER: ss-consume -G (both topics) |
+# ss-asof --left-topic --right-topic --state-dir $T/adir --emit MODE > $T/out.N;
+# pids in $T/{consume,asof}.N.pid
 asof_instance() {
 	local n=$1 mode=$2 act=$3 wx=$4
-	mkfifo "$T/cpipe.$n" "$T/left.$n" "$T/right.$n"
-	ss-asof "${ASOF_OPTS[@]}" --emit "$mode" --state-dir "$T/adir" "$T/left.$n" "$T/right.$n" \
-		>"$T/out.$n" 2>"$T/asof.$n.err" 3>&- &
+	mkfifo "$T/cpipe.$n"
+	ss-asof "${ASOF_OPTS[@]}" --emit "$mode" --state-dir "$T/adir" --left-topic "$act" --right-topic "$wx" \
+		"$T/cpipe.$n" >"$T/out.$n" 2>"$T/asof.$n.err" 3>&- &
 	echo $! >"$T/asof.$n.pid"
-	pids+=($!)
-	# (not awk: mawk reads a pipe in whole blocks, holding records back)
-	python3 -c '
-import sys
-act = b"{\"topic\":\"%s\"," % sys.argv[1].encode()
-# open both as ss-asof does, left first: a fifo opens once both ends do
-with open(sys.argv[2], "wb", buffering=0) as left, open(sys.argv[3], "wb", buffering=0) as right:
-    for line in sys.stdin.buffer:
-        (left if line.startswith(act) else right).write(line)' "$act" "$T/left.$n" "$T/right.$n" \
-		<"$T/cpipe.$n" 3>&- &
-	echo $! >"$T/split.$n.pid"
 	pids+=($!)
 	ss-consume -b "$BROKERS" -G "g-$act" "${GROUP_OPTS[@]}" --offsets-from "$T/adir" \
 		"$act" "$wx" >"$T/cpipe.$n" 2>"$T/consume.$n.err" 3>&- &
@@ -261,7 +251,7 @@ with open(sys.argv[2], "wb", buffering=0) as left, open(sys.argv[3], "wb", buffe
 	pids+=($!)
 }
 
-# stop_asof N: SIGTERM to the consumer; the split and ss-asof end with their inputs.
+# stop_asof N: SIGTERM to the consumer; ss-asof ends with its input.
 stop_asof() {
 	kill -TERM "$(cat "$T/consume.$1.pid")"
 	wait_gone "$(cat "$T/consume.$1.pid")" 30
@@ -269,7 +259,7 @@ stop_asof() {
 }
 
 kill_asof() {
-	kill -9 "$(cat "$T/consume.$1.pid")" "$(cat "$T/split.$1.pid")" "$(cat "$T/asof.$1.pid")"
+	kill -9 "$(cat "$T/consume.$1.pid")" "$(cat "$T/asof.$1.pid")"
 }
 
 # asof_applied TOPIC: "partition offset" lines applied in $T/adir for TOPIC
