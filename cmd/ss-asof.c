@@ -18,14 +18,16 @@ static const char usage[] =
 	"               [--direction backward|forward|nearest] [--strict] [--tolerance DURATION]\n"
 	"               [--inner] [--emit eager|defer|revise] [--grace DURATION]\n"
 	"               [--max-delay DURATION] [--idle DURATION]\n"
-	"               [--right-partitions N] [--retain DURATION] [--select EXPR] [--state DB]\n"
-	"               [--late-file FILE] [--on-error fail|skip|dead-letter=FILE]\n"
-	"               [--ts-unit s|ms|us|ns] LEFT RIGHT\n";
+	"               [--right-partitions N] [--retain DURATION] [--select EXPR]\n"
+	"               [--state DB | --state-dir DIR] [--late-file FILE]\n"
+	"               [--on-error fail|skip|dead-letter=FILE]\n"
+	"               [--ts-unit s|ms|us|ns] LEFT RIGHT\n"
+	"       ss-asof --left-topic TOPIC --right-topic TOPIC [option ...] INPUT\n";
 
 enum {
 	OPT_ON = 256, OPT_LEFT_ON, OPT_RIGHT_ON, OPT_BY, OPT_LEFT_BY, OPT_RIGHT_BY, OPT_DIRECTION,
-	OPT_STRICT, OPT_TOLERANCE, OPT_INNER, OPT_EMIT, OPT_GRACE, OPT_SELECT, OPT_STATE,
-	OPT_RETAIN, OPT_MAX_DELAY, OPT_IDLE, OPT_RIGHT_PARTITIONS, OPT_LATE_FILE, OPT_ON_ERROR, OPT_TS_UNIT,
+	OPT_STRICT, OPT_TOLERANCE, OPT_INNER, OPT_EMIT, OPT_GRACE, OPT_SELECT, OPT_STATE, OPT_STATE_DIR,
+	OPT_RETAIN, OPT_MAX_DELAY, OPT_IDLE, OPT_RIGHT_PARTITIONS, OPT_LATE_FILE, OPT_ON_ERROR, OPT_TS_UNIT, OPT_LEFT_TOPIC, OPT_RIGHT_TOPIC,
 };
 
 static const struct option longopts[] = {
@@ -43,11 +45,14 @@ static const struct option longopts[] = {
 	{"grace", required_argument, NULL, OPT_GRACE},
 	{"select", required_argument, NULL, OPT_SELECT},
 	{"state", required_argument, NULL, OPT_STATE},
+	{"state-dir", required_argument, NULL, OPT_STATE_DIR},
 	{"retain", required_argument, NULL, OPT_RETAIN},
 	{"max-delay", required_argument, NULL, OPT_MAX_DELAY},
 	{"idle", required_argument, NULL, OPT_IDLE},
 	{"right-partitions", required_argument, NULL, OPT_RIGHT_PARTITIONS},
 	{"late-file", required_argument, NULL, OPT_LATE_FILE},
+	{"left-topic", required_argument, NULL, OPT_LEFT_TOPIC},
+	{"right-topic", required_argument, NULL, OPT_RIGHT_TOPIC},
 	{"on-error", required_argument, NULL, OPT_ON_ERROR},
 	{"ts-unit", required_argument, NULL, OPT_TS_UNIT},
 	{"help", no_argument, NULL, 'h'},
@@ -84,6 +89,24 @@ choice(const char *opt, const char *arg, const char *const *names)
 	ss_diag_usage_error(usage, "%s: unknown value '%s'", opt, arg);
 }
 
+/* LEFT and RIGHT, or one INPUT of both topics with --left-topic and --right-topic. */
+static void
+check_inputs(const struct ss_asof_opts *o, int n, char **inputs)
+{
+	if (!o->left_topic != !o->right_topic)
+		ss_diag_usage_error(usage, "--left-topic and --right-topic go together");
+	if (o->left_topic && strcmp(o->left_topic, o->right_topic) == 0)
+		ss_diag_usage_error(usage, "--left-topic and --right-topic must differ");
+	if (o->left_topic && n != 1)
+		ss_diag_usage_error(usage, "expected one INPUT with --left-topic and --right-topic");
+	if (o->left_topic)
+		return;
+	if (n != 2)
+		ss_diag_usage_error(usage, "expected LEFT and RIGHT inputs");
+	if (strcmp(inputs[0], "-") == 0 && strcmp(inputs[1], "-") == 0)
+		ss_diag_usage_error(usage, "stdin ('-') can be only one of the inputs");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -112,11 +135,14 @@ main(int argc, char **argv)
 		case OPT_GRACE: o.grace = duration("--grace", optarg); break;
 		case OPT_SELECT: o.select = optarg; break;
 		case OPT_STATE: o.state = optarg; break;
+		case OPT_STATE_DIR: o.state_dir = optarg; break;
 		case OPT_RETAIN: o.retain = duration("--retain", optarg); break;
 		case OPT_MAX_DELAY: o.max_delay = duration("--max-delay", optarg); break;
 		case OPT_IDLE: o.idle = duration("--idle", optarg); break;
 		case OPT_RIGHT_PARTITIONS: o.right_partitions = count("--right-partitions", optarg); break;
 		case OPT_LATE_FILE: o.late_file = optarg; break;
+		case OPT_LEFT_TOPIC: o.left_topic = optarg; break;
+		case OPT_RIGHT_TOPIC: o.right_topic = optarg; break;
 		case OPT_ON_ERROR:
 			if (!ss_errpolicy_parse(&onerror, optarg))
 				ss_diag_usage_error(usage, "--on-error: expected fail, skip or dead-letter=FILE, not '%s'", optarg);
@@ -129,10 +155,7 @@ main(int argc, char **argv)
 		default: ss_diag_usage_error(usage, "unknown option");
 		}
 	}
-	if (argc - optind != 2)
-		ss_diag_usage_error(usage, "expected LEFT and RIGHT inputs");
-	if (strcmp(argv[optind], "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
-		ss_diag_usage_error(usage, "stdin ('-') can be only one of the inputs");
+	check_inputs(&o, argc - optind, argv + optind);
 	if (on && (o.left_on || o.right_on))
 		ss_diag_usage_error(usage, "--on excludes --left-on and --right-on");
 	if (by && (o.left_by || o.right_by))
@@ -145,12 +168,14 @@ main(int argc, char **argv)
 		ss_diag_usage_error(usage, "the event time is required: --on, or --left-on and --right-on");
 	if (!o.left_by != !o.right_by)
 		ss_diag_usage_error(usage, "--left-by and --right-by go together");
+	if (o.state && o.state_dir)
+		ss_diag_usage_error(usage, "--state excludes --state-dir");
 	if (o.max_delay >= 0 && o.emit != SS_ASOF_DEFER)
 		ss_diag_usage_error(usage, "--max-delay applies to --emit defer only");
 
 	ss_writer *out = ss_writer_new(STDOUT_FILENO, "stdout");
 	ss_asof *j = ss_asof_new(&o, out);
-	int rc = ss_asof_run(j, argv[optind], argv[optind + 1]);
+	int rc = o.left_topic ? ss_asof_run_one(j, argv[optind]) : ss_asof_run(j, argv[optind], argv[optind + 1]);
 	ss_asof_free(j);
 	ss_writer_free(out);
 	ss_errpolicy_close(&onerror);

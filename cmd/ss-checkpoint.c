@@ -2,6 +2,7 @@
  * share their bookkeeping in a SQLite file (the logic is in lib/checkpoint.c). */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +18,11 @@
 
 static const char usage[] =
 	"usage: ss-checkpoint DB heartbeat CHECKPOINT DEPENDENCY [--ts EXPR] [--ts-unit UNIT]\n"
-	"                     [--on-error POLICY]\n"
+	"                     [--idle DURATION] [--on-error POLICY]\n"
 	"       ss-checkpoint DB pulse CHECKPOINT --dependency NAME[=THRESHOLD]...\n"
 	"                     [--threshold DURATION] [--ts EXPR] [--ts-unit UNIT]\n"
-	"                     [--events FILE] [--on-downtime CMD] [--on-recovery CMD]\n"
-	"                     [--on-error POLICY]\n"
+	"                     [--idle DURATION] [--partitions N] [--events FILE]\n"
+	"                     [--on-downtime CMD] [--on-recovery CMD] [--on-error POLICY]\n"
 	"       ss-checkpoint DB status [CHECKPOINT] [--json]\n"
 	"       ss-checkpoint -h\n";
 
@@ -30,6 +31,8 @@ static const char usage[] =
 #define COMMIT_EVERY_NS (50 * 1000000LL)
 /* How often a paused pulse looks at the heartbeats. */
 #define POLL_MS 150
+/* --idle: 30s, a few Kafka session timeouts, as ss-asof */
+#define DEFAULT_IDLE (30 * 1000000000LL)
 
 /* What heartbeat and pulse share: records in, the same records out, their event time. */
 struct flow {
@@ -157,11 +160,16 @@ flow_free(struct flow *f)
 
 /* Options heartbeat and pulse share; true if c was one of them. */
 static bool
-flow_option(int c, const char **ts, enum ss_tsunit *unit, struct ss_errpolicy *onerror)
+flow_option(int c, const char **ts, enum ss_tsunit *unit, int64_t *idle,
+    struct ss_errpolicy *onerror)
 {
 	switch (c) {
 	case 't':
 		*ts = optarg;
+		return true;
+	case 'i':
+		if (!ss_duration_parse(optarg, idle) || *idle <= 0)
+			ss_diag_usage_error(usage, "--idle: not a positive duration: %s", optarg);
 		return true;
 	case 'u':
 		if (!ss_tsunit_parse(optarg, unit))
@@ -181,7 +189,8 @@ flow_option(int c, const char **ts, enum ss_tsunit *unit, struct ss_errpolicy *o
 
 #define FLOW_OPTIONS \
 	{"ts", required_argument, NULL, 't'}, {"ts-unit", required_argument, NULL, 'u'}, \
-	{"on-error", required_argument, NULL, 'e'}, {"help", no_argument, NULL, 'h'}
+	{"on-error", required_argument, NULL, 'e'}, {"help", no_argument, NULL, 'h'}, \
+	{"idle", required_argument, NULL, 'i'}
 
 /* ---- heartbeat ---- */
 
@@ -200,18 +209,18 @@ cmd_heartbeat(const char *db, int argc, char **argv)
 	struct flow f = {0};
 	struct ss_envelope env;
 	ss_checkpoint_hb *hb;
-	int64_t t;
+	int64_t t, idle = DEFAULT_IDLE;
 	size_t len;
 	int c;
 
 	ss_errpolicy_parse(&f.onerror, "fail");
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
-		if (!flow_option(c, &ts, &unit, &f.onerror))
+		if (!flow_option(c, &ts, &unit, &idle, &f.onerror))
 			ss_diag_usage_error(usage, "heartbeat: bad option");
 	if (argc - optind != 2)
 		ss_diag_usage_error(usage, "heartbeat: want CHECKPOINT and DEPENDENCY");
 	flow_init(&f, ts, unit);
-	hb = ss_checkpoint_hb_open(db, argv[optind], argv[optind + 1]);
+	hb = ss_checkpoint_hb_open(db, argv[optind], argv[optind + 1], idle);
 	flow_start(&f, hb_commit, hb);
 	while (flow_next(&f, &line, &len, &t)) {
 		flow_pass(&f, line, len);
@@ -288,11 +297,15 @@ cmd_pulse(const char *db, int argc, char **argv)
 		{"events", required_argument, NULL, 'E'},
 		{"on-downtime", required_argument, NULL, 'D'},
 		{"on-recovery", required_argument, NULL, 'R'},
+		{"partitions", required_argument, NULL, 'P'},
 		{NULL, 0, NULL, 0} };
 	const char *ts = ".timestamp", *line, *events = NULL;
 	enum ss_tsunit unit = SS_TS_S;
 	struct ss_checkpoint_dep *deps = ss_xmalloc(argc * sizeof *deps);
 	int64_t threshold = 10 * 60 * 1000000000LL, t;
+	struct ss_checkpoint_parts parts = { .idle = DEFAULT_IDLE };
+	char *end;
+	long n;
 	struct pulse pl = {0};
 	struct flow f = {0};
 	struct ss_envelope env;
@@ -302,13 +315,20 @@ cmd_pulse(const char *db, int argc, char **argv)
 
 	ss_errpolicy_parse(&f.onerror, "fail");
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (flow_option(c, &ts, &unit, &f.onerror))
+		if (flow_option(c, &ts, &unit, &parts.idle, &f.onerror))
 			continue;
 		switch (c) {
 		case 'd': dep_parse(&deps[ndeps++], optarg); break;
 		case 'T':
 			if (!ss_duration_parse(optarg, &threshold) || threshold < 0)
 				ss_diag_usage_error(usage, "--threshold: not a duration: %s", optarg);
+			break;
+		case 'P':
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 0 || n > INT_MAX)
+				ss_diag_usage_error(usage, "--partitions: not a count: %s", optarg);
+			parts.expect = (int)n;
 			break;
 		case 'E': events = optarg; break;
 		case 'D': pl.on_downtime = optarg; break;
@@ -333,7 +353,7 @@ cmd_pulse(const char *db, int argc, char **argv)
 	if (events && !(pl.events = fopen(pl.events_name = events, "a")))
 		ss_diag_die(SS_EXIT_DATA, "%s: %s", events, strerror(errno));
 	flow_init(&f, ts, unit);
-	p = ss_checkpoint_pulse_open(db, pl.checkpoint, deps, ndeps, pulse_event, &pl);
+	p = ss_checkpoint_pulse_open(db, pl.checkpoint, deps, ndeps, &parts, pulse_event, &pl);
 	flow_start(&f, pulse_commit, p);
 	for (;;) {
 		/* Paused: read nothing, so the pipe fills and the producer upstream waits;

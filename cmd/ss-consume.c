@@ -11,7 +11,7 @@
 
 static const char usage[] =
     "usage: ss-consume [-e] [-b brokers] [-G group] [-p partitions] [-o offset] [-c count]\n"
-    "                  [--from time] [--until time] [--offsets-from db] [--checkpoint db:name]\n"
+    "                  [--from time] [--until time] [--offsets-from path] [--checkpoint db:name]\n"
     "                  [--key-format fmt] [--value-format fmt] [--timeout duration] [--progress]\n"
     "                  [-X prop=val]... [-F file]... topic...\n";
 

@@ -59,20 +59,34 @@ spill_limit(void)
 
 static void release_final(ss_asof *j);
 
+/* The counters of the whole run, and the records still held. */
+static void
+totals(const ss_asof *j, struct asof_counters *c, size_t *held)
+{
+	*c = j->n;
+	*held = j->heap.n + (size_t)j->spilled;
+	if (j->dir)
+		asof_dir_count(j, c, held);
+}
+
 static void
 exit_handler(void)
 {
 	if (atexit_join == NULL)
 		return;
 	ss_asof *j = atexit_join;
+	struct asof_counters c;
+	size_t held;
+
 	atexit_join = NULL;
 	asof_idle(j);
-	if (j->nlate || j->expired || j->replayed || j->heap.n || j->spilled)
+	totals(j, &c, &held);
+	if (c.late || c.expired || c.replayed || held)
 		ss_asof_summary(j);
 }
 
-ss_asof *
-ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out)
+static ss_asof *
+join_alloc(const struct ss_asof_opts *opts, ss_writer *out)
 {
 	ss_asof *j = calloc(1, sizeof *j);
 
@@ -80,6 +94,47 @@ ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out)
 		ss_diag_die(SS_EXIT_DATA, "out of memory");
 	j->o = *opts;
 	j->out = out;
+	j->maxr = j->lw = j->lw_bare = j->spill_min_t = j->wm = ASOF_NONE;
+	j->idle_next = INT64_MAX;
+	j->started = ss_time_mono();
+	j->spill_limit = spill_limit();
+	return j;
+}
+
+static void
+state_open(ss_asof *j)
+{
+	j->st = j->spill = asof_state_open(j->o.state);
+	asof_state_load(j->st, j);
+	asof_wm_update(j);
+	release_final(j);
+}
+
+ss_asof *
+asof_join_new(ss_asof *top, const char *path)
+{
+	ss_asof *j = join_alloc(&top->o, top->out);
+
+	j->top = top;
+	j->o.state = path;
+	j->o.state_dir = NULL;
+	j->o.right_partitions = 0; /* its one right partition */
+	j->lon = top->lon;
+	j->ron = top->ron;
+	j->lby = top->lby;
+	j->rby = top->rby;
+	j->select = top->select;
+	j->late = top->late;
+	j->right_eof = top->right_eof;
+	state_open(j);
+	return j;
+}
+
+ss_asof *
+ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out)
+{
+	ss_asof *j = join_alloc(opts, out);
+
 	j->lon = ss_expr_compile(opts->left_on, opts->left_on == opts->right_on ? "--on" : "--left-on");
 	j->ron = ss_expr_compile(opts->right_on, opts->left_on == opts->right_on ? "--on" : "--right-on");
 	if (opts->left_by)
@@ -90,16 +145,10 @@ ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out)
 		j->select = compile_select(opts->select);
 	if (opts->late_file && (j->late = fopen(opts->late_file, "a")) == NULL)
 		ss_diag_die(SS_EXIT_DATA, "%s: cannot open: %m", opts->late_file);
-	j->maxr = j->lw = j->spill_min_t = j->wm = ASOF_NONE;
-	j->idle_next = INT64_MAX;
-	j->started = ss_time_mono();
-	j->spill_limit = spill_limit();
-	if (opts->state) {
-		j->st = j->spill = asof_state_open(opts->state);
-		asof_state_load(j->st, j);
-		asof_wm_update(j);
-		release_final(j);
-	}
+	if (opts->state)
+		state_open(j);
+	if (opts->state_dir)
+		j->dir = asof_dir_open(opts->state_dir);
 	atexit_join = j;
 	atexit(exit_handler);
 	return j;
@@ -107,13 +156,37 @@ ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out)
 
 /* ---- parsing ---- */
 
+/* A bad record is about to end the run (--on-error fail): without a state file the held
+ * records would be lost with the process, so they go out with what is known, as at
+ * the end of the right input. */
+static void
+finish_held(ss_asof *j)
+{
+	if (j->o.onerror->mode != SS_ONERROR_FAIL || j->st || j->dir || (j->heap.n == 0 && j->spilled == 0))
+		return;
+	j->right_eof = true;
+	release_final(j);
+}
+
 static void
 reject(ss_asof *j, bool left, const struct asof_in *in, const char *what, const char *why)
 {
 	char reason[512];
 
 	snprintf(reason, sizeof reason, "%s: %s%s%s", left ? "left" : "right", what, *what ? ": " : "", why);
+	finish_held(j);
 	ss_errpolicy_reject(j->o.onerror, left ? j->lname : j->rname, in->line, in->raw, in->len, reason);
+}
+
+/* A record of the one input whose side is not known (ss_asof_run_one). */
+static void
+reject_unsided(ss_asof *j, const struct asof_in *in, const char *what, const char *why)
+{
+	char reason[512];
+
+	snprintf(reason, sizeof reason, "%s%s%s", what, *what ? ": " : "", why);
+	finish_held(j);
+	ss_errpolicy_reject(j->o.onerror, j->lname, in->line, in->raw, in->len, reason);
 }
 
 static bool
@@ -189,9 +262,44 @@ asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, st
 	ss_rec_init(&rec, raw, len);
 	ok = parse_time(j, left, in, &rec) && parse_key(j, left, in, &rec);
 	ss_rec_done(&rec);
-	/* right envelopes always count (partition watermarks), left ones only for --state */
-	in->has_env = ok && (j->st || !left) && ss_envelope_get(raw, len, &in->env);
+	/* envelopes give partition watermarks and left times, and --state's offsets */
+	in->has_env = ok && !(left && j->left_bare) && ss_envelope_get(raw, len, &in->env);
+	if (ok && left && !j->left_seen) {
+		/* a left input without envelopes (a plain file) is not searched for them:
+		 * the fast path of one left time, unless the state needs the offsets */
+		j->left_seen = true;
+		j->left_bare = !in->has_env && !j->st && !j->dir;
+	}
+	if (ok && j->dir && !in->has_env) {
+		reject(j, left, in, "", "--state-dir needs enveloped records (topic, partition, offset)");
+		return false;
+	}
 	return ok;
+}
+
+int
+asof_side(ss_asof *j, const char *raw, size_t len, uint64_t line)
+{
+	struct asof_in in = {.raw = raw, .len = len, .line = line};
+	struct ss_envelope env;
+	const char *why;
+
+	if (ss_ndjson_blank(raw, len))
+		return -1;
+	if (!ss_ndjson_valid(raw, len, &why)) {
+		reject_unsided(j, &in, "invalid JSON", why);
+		return -1;
+	}
+	if (!ss_envelope_get(raw, len, &env)) {
+		reject_unsided(j, &in, "", "--left-topic needs enveloped records (topic, partition, offset)");
+		return -1;
+	}
+	if (strcmp(env.topic, j->o.left_topic) == 0)
+		return 1;
+	if (strcmp(env.topic, j->o.right_topic) == 0)
+		return 0;
+	reject_unsided(j, &in, env.topic, "a topic neither --left-topic nor --right-topic");
+	return -1;
 }
 
 /* ---- output ---- */
@@ -213,7 +321,8 @@ write_selected(ss_asof *j, const ss_buf *b, uint64_t line)
 			char msg[256], reason[320];
 			snprintf(reason, sizeof reason, "left: --select: %s", ss_expr_errmsg(v, msg, sizeof msg));
 			jv_free(v);
-			ss_errpolicy_reject(j->o.onerror, j->lname, line, b->data, b->len, reason);
+			/* a partition-join's names are its top's, which the run sets */
+			ss_errpolicy_reject(j->o.onerror, (j->top ? j->top : j)->lname, line, b->data, b->len, reason);
 			return;
 		}
 		jv_free(v);
@@ -230,8 +339,8 @@ emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct asof_r
 
 	if (r == NULL && j->o.inner)
 		return;
-	j->emitted++;
-	j->matched += r != NULL;
+	j->n.emitted++;
+	j->n.matched += r != NULL;
 	ss_buf_reset(b);
 	ss_buf_add(b, "{\"left\":", 8);
 	ss_buf_add(b, raw, len);
@@ -466,7 +575,13 @@ release_final(ss_asof *j)
 void
 asof_tick(ss_asof *j)
 {
-	if (j->nparts > 0 && j->idle_next != INT64_MAX && ss_time_mono() >= j->idle_next &&
+	if (j->dir) {
+		asof_dir_tick(j);
+		return;
+	}
+	if (j->lparts.n > 0)
+		asof_lw_update(j); /* a left partition may have turned idle */
+	if (j->rparts.n > 0 && j->idle_next != INT64_MAX && ss_time_mono() >= j->idle_next &&
 	    asof_wm_update(j))
 		release_final(j); /* a partition turned idle: it holds the others back no more */
 	if (j->o.max_delay < 0 || j->o.emit != SS_ASOF_DEFER)
@@ -494,6 +609,8 @@ max_delay_timeout(const ss_asof *j)
 int
 asof_poll_timeout(const ss_asof *j)
 {
+	if (j->dir)
+		return asof_dir_timeout(j);
 	int a = max_delay_timeout(j), b = asof_wm_timeout(j);
 
 	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
@@ -502,6 +619,8 @@ asof_poll_timeout(const ss_asof *j)
 bool
 asof_done(const ss_asof *j)
 {
+	if (j->dir)
+		return asof_dir_done(j);
 	return j->left_eof && (j->right_eof || (j->heap.n == 0 && j->spilled == 0));
 }
 
@@ -542,13 +661,16 @@ prune(ss_asof *j, struct asof_key *k)
 	}
 	if (j->spilled > 0)
 		cutoff = min64(cutoff, j->spill_min_t);
+	bool was_pruned = k->pruned;
 	asof_hist_prune(k, cutoff, j->st ? drop_from_state : NULL, j->st);
+	if (j->st && k->pruned && !was_pruned)
+		asof_state_pruned(j->st, k);
 }
 
 static void
 late(ss_asof *j, const struct asof_in *in)
 {
-	j->nlate++;
+	j->n.late++;
 	if (j->late) {
 		fwrite(in->raw, 1, in->len, j->late);
 		fputc('\n', j->late);
@@ -586,7 +708,7 @@ right_changed(ss_asof *j, struct asof_key *k, int64_t t)
 			continue;
 		h->match = seq;
 		h->revision++;
-		j->revisions++;
+		j->n.revisions++;
 		emit(j, h->raw, h->len, h->line, r, h->revision);
 		if (j->st)
 			record_revision(j, h);
@@ -598,11 +720,15 @@ asof_right(ss_asof *j, const struct asof_in *in)
 {
 	bool keep = in->has_env && j->st; /* exactly once needs the state file */
 
-	if (keep && asof_state_seen(j->st, &in->env)) {
-		j->replayed++;
+	if (j->dir) {
+		asof_dir_right(j, in);
 		return;
 	}
-	j->nright++;
+	if (keep && asof_state_seen(j->st, &in->env)) {
+		j->n.replayed++;
+		return;
+	}
+	j->n.right++;
 	if (asof_wm_right(j, in)) {
 		late(j, in);
 	} else {
@@ -627,7 +753,7 @@ asof_right(ss_asof *j, const struct asof_in *in)
 static int64_t
 first_revision(ss_asof *j, const struct asof_in *in)
 {
-	if (!in->has_env)
+	if (!in->has_env || j->st == NULL)
 		return 0;
 	int64_t rev = asof_state_revision_get(j->st, &in->env) + 1;
 	asof_state_revision_set(j->st, &in->env, rev);
@@ -647,19 +773,26 @@ find_open(struct asof_key *k, const struct asof_in *in)
 void
 asof_left(ss_asof *j, const struct asof_in *in)
 {
-	bool replay = in->has_env && asof_state_seen(j->st, &in->env);
-
-	if (replay && j->o.emit != SS_ASOF_REVISE) {
-		j->replayed++;
+	if (j->dir) {
+		asof_dir_left(j, in);
 		return;
 	}
-	j->nleft++;
-	if (in->t > j->lw)
-		j->lw = in->t;
+	bool keep = in->has_env && j->st; /* exactly once needs the state file */
+	bool replay = keep && asof_state_seen(j->st, &in->env);
+
+	if (replay && j->o.emit != SS_ASOF_REVISE) {
+		j->n.replayed++;
+		return;
+	}
+	j->n.left++;
+	if (in->t > j->lw || in->has_env || j->lparts.n > 0)
+		asof_lw_left(j, in);
 	struct asof_key *k = asof_key_get(&j->keys, in->key.data, in->key.len);
 	if (expired(j, k, in->t)) {
-		j->expired++;
-		emit(j, in->raw, in->len, in->line, NULL, j->o.emit == SS_ASOF_REVISE ? first_revision(j, in) : -1);
+		/* a replay's earlier result knew more than what is left: do not revise it */
+		j->n.expired++;
+		if (!replay)
+			emit(j, in->raw, in->len, in->line, NULL, j->o.emit == SS_ASOF_REVISE ? first_revision(j, in) : -1);
 	} else if (j->o.emit == SS_ASOF_EAGER) {
 		emit(j, in->raw, in->len, in->line, best_match(j, k, in->t), -1);
 	} else {
@@ -682,7 +815,7 @@ asof_left(ss_asof *j, const struct asof_in *in)
 			hold(j, k, in, p, r, 0);
 		}
 	}
-	if (in->has_env)
+	if (keep)
 		asof_state_applied(j->st, &in->env);
 	checkpoint(j);
 }
@@ -691,7 +824,10 @@ void
 asof_right_end(ss_asof *j)
 {
 	j->right_eof = true;
-	release_final(j);
+	if (j->dir)
+		asof_dir_right_end(j);
+	else
+		release_final(j);
 }
 
 void
@@ -702,6 +838,8 @@ asof_idle(void *arg)
 	ss_writer_flush(j->out);
 	if (j->late)
 		fflush(j->late);
+	if (j->dir)
+		asof_dir_commit(j);
 	if (j->st) {
 		asof_state_meta(j->st, j);
 		asof_state_commit(j->st);
@@ -712,13 +850,43 @@ asof_idle(void *arg)
 }
 
 void
+asof_counters_add(struct asof_counters *sum, const struct asof_counters *c)
+{
+	sum->left += c->left;
+	sum->right += c->right;
+	sum->emitted += c->emitted;
+	sum->matched += c->matched;
+	sum->late += c->late;
+	sum->expired += c->expired;
+	sum->revisions += c->revisions;
+	sum->replayed += c->replayed;
+}
+
+void
 ss_asof_summary(const ss_asof *j)
 {
+	struct asof_counters c;
+	size_t held;
+
+	totals(j, &c, &held);
 	ss_diag_warn("left %" PRIu64 " (emitted %" PRIu64 ", matched %" PRIu64 ", expired %" PRIu64
 		     ", replayed %" PRIu64 "), right %" PRIu64 " (late %" PRIu64 "), revisions %" PRIu64
 		     ", held %zu",
-		     j->nleft, j->emitted, j->matched, j->expired, j->replayed, j->nright, j->nlate,
-		     j->revisions, j->heap.n + (size_t)j->spilled);
+		     c.left, c.emitted, c.matched, c.expired, c.replayed, c.right, c.late, c.revisions, held);
+}
+
+/* What a partition-join borrows from its top join stays the top's to free. */
+static void
+free_shared(ss_asof *j)
+{
+	ss_expr_free(j->lon);
+	ss_expr_free(j->ron);
+	ss_expr_free(j->lby);
+	ss_expr_free(j->rby);
+	if (j->select)
+		jq_teardown(&j->select);
+	if (j->late)
+		fclose(j->late);
 }
 
 void
@@ -726,8 +894,12 @@ ss_asof_free(ss_asof *j)
 {
 	if (j == NULL)
 		return;
-	exit_handler();
-	atexit_join = NULL;
+	if (j->top == NULL) {
+		exit_handler();
+		atexit_join = NULL;
+	}
+	if (j->dir)
+		asof_dir_free(j);
 	if (j->spill && j->spill != j->st)
 		asof_state_close(j->spill);
 	if (j->st)
@@ -738,16 +910,11 @@ ss_asof_free(ss_asof *j)
 		free(h);
 	}
 	free(j->heap.v);
-	free(j->parts);
+	free(j->rparts.v);
+	free(j->lparts.v);
 	asof_map_free(&j->keys);
-	ss_expr_free(j->lon);
-	ss_expr_free(j->ron);
-	ss_expr_free(j->lby);
-	ss_expr_free(j->rby);
-	if (j->select)
-		jq_teardown(&j->select);
-	if (j->late)
-		fclose(j->late);
+	if (j->top == NULL)
+		free_shared(j);
 	ss_buf_free(&j->obuf);
 	ss_buf_free(&j->lin.key);
 	ss_buf_free(&j->rin.key);

@@ -1,7 +1,7 @@
 /* asof: the as-of ("nearby") join of two NDJSON streams, with the late-event policies
  * of MISSION.md (eager, defer, revise).
- * A join owns its readers, its state (memory, and the --state SQLite file if given),
- * and the --late-file; it writes results to the ss_writer given to ss_asof_new, which
+ * A join owns its readers, its state (memory, and the --state SQLite file or the
+ * --state-dir files and their locks if given), and the --late-file; it writes results to the ss_writer given to ss_asof_new, which
  * stays the caller's. The options struct and its strings are borrowed until
  * ss_asof_free. */
 #ifndef SS_ASOF_H
@@ -31,7 +31,9 @@ struct ss_asof_opts {
 	int right_partitions;  /* enveloped right partitions to wait for at start, or 0 */
 	const char *select;    /* jq expression over each output object, or NULL */
 	const char *state;     /* SQLite state file, or NULL */
+	const char *state_dir; /* one state file per partition number, or NULL */
 	const char *late_file; /* where late right records go, or NULL */
+	const char *left_topic, *right_topic; /* one input of both topics (ss_asof_run_one) */
 	struct ss_errpolicy *onerror;
 	enum ss_tsunit unit;
 };
@@ -43,6 +45,11 @@ ss_asof *ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out);
  * ended, or the left ended with nothing left to emit or revise. Returns an exit code;
  * data errors under --on-error fail exit from inside (state committed first). */
 int ss_asof_run(ss_asof *j, const char *left, const char *right);
+/* The same over one input that carries both sides, as one `ss-consume -G` of two
+ * co-partitioned topics writes it: a record whose envelope names opts.left_topic is
+ * left, opts.right_topic right, anything else a data error. Records are applied in the
+ * order they come. */
+int ss_asof_run_one(ss_asof *j, const char *input);
 /* Print the one-line summary (records, matches, late, expired) on stderr; done at exit
  * when there are late, expired, replayed or still held records. */
 void ss_asof_summary(const ss_asof *j);

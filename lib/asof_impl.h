@@ -75,7 +75,7 @@ struct asof_in {
 	struct ss_envelope env;
 };
 
-/* The watermark of one topic-partition of the right input (asof_wm.c). */
+/* The progress of one topic-partition of an input (asof_wm.c). */
 struct asof_part {
 	char topic[256];
 	int32_t partition;
@@ -83,10 +83,25 @@ struct asof_part {
 	int64_t seen; /* monotonic time of its last record, for --idle */
 };
 
-struct asof_state;
+struct asof_parts {
+	struct asof_part *v;
+	size_t n, cap, last;
+};
 
+struct asof_counters {
+	uint64_t left, right, emitted, matched, late, expired, revisions, replayed;
+};
+
+struct asof_state;
+struct asof_dir;
+
+/* A join: with --state-dir, the top join only parses and routes records to one
+ * partition-join per partition number (asof_dir.c); a partition-join is a whole join
+ * with its own --state file that borrows the top's expressions, output and late file. */
 struct ss_asof {
 	struct ss_asof_opts o;
+	ss_asof *top;          /* the router a partition-join belongs to, or NULL */
+	struct asof_dir *dir;  /* --state-dir: the partition-joins, or NULL */
 	ss_writer *out;
 	ss_expr *lon, *ron, *lby, *rby;
 	jq_state *select;
@@ -94,12 +109,14 @@ struct ss_asof {
 	struct asof_heap heap;
 	struct asof_held *afirst, *alast;
 	int64_t maxr;     /* newest right event time applied from records without envelope */
-	struct asof_part *parts; /* per topic-partition of enveloped right records */
-	size_t nparts, capparts, last_part;
+	struct asof_parts rparts; /* per topic-partition of enveloped right records */
 	int64_t wm;        /* the effective right watermark (asof_wm.c) */
 	int64_t idle_next; /* monotonic time the next partition turns idle */
 	int64_t started;   /* monotonic start time: unseen partitions are waited for --idle */
-	int64_t lw;       /* newest left event time seen */
+	int64_t lw;       /* the left time history is kept for: the slowest left partition's */
+	int64_t lw_bare;  /* newest left event time from records without envelope */
+	struct asof_parts lparts; /* per topic-partition of enveloped left records */
+	bool left_seen, left_bare; /* the first left record had no envelope */
 	bool left_eof, right_eof;
 	uint64_t rseq, lid;
 	uint64_t uncommitted; /* records since the last state commit */
@@ -112,8 +129,7 @@ struct ss_asof {
 	size_t held_bytes, spill_limit;
 	uint64_t spilled;         /* held records on disk, not in memory */
 	int64_t spill_min_t;
-	/* counters for the summary */
-	uint64_t nleft, nright, emitted, matched, nlate, expired, revisions, replayed;
+	struct asof_counters n; /* for the summary */
 };
 
 /* asof_hist.c: keys, right history, release heap. */
@@ -133,6 +149,9 @@ void asof_heap_fix(struct asof_heap *h, struct asof_held *x);
 
 /* asof.c: the engine, fed one parsed record at a time. */
 bool asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in);
+/* The side of a record of the one input (--left-topic/--right-topic): 1 left, 0 right,
+ * -1 rejected (no envelope, or another topic). */
+int asof_side(ss_asof *j, const char *raw, size_t len, uint64_t line);
 void asof_left(ss_asof *j, const struct asof_in *in);
 void asof_right(ss_asof *j, const struct asof_in *in);
 void asof_right_end(ss_asof *j);
@@ -141,10 +160,31 @@ int asof_poll_timeout(const ss_asof *j);
 bool asof_done(const ss_asof *j);
 void asof_idle(void *j);
 void asof_held_link(ss_asof *j, struct asof_held *h);
+/* A partition-join of top with its state in path (borrowed until ss_asof_free). */
+ss_asof *asof_join_new(ss_asof *top, const char *path);
+void asof_counters_add(struct asof_counters *sum, const struct asof_counters *c);
 
-/* asof_wm.c: the partition-aware right watermark. */
-struct asof_part *asof_wm_part(ss_asof *j, const char *topic, int32_t partition);
+/* asof_dir.c: --state-dir, the router over partition-joins. */
+struct asof_dir *asof_dir_open(const char *path);
+/* Commit and release every partition-join, free the router. */
+void asof_dir_free(ss_asof *top);
+void asof_dir_left(ss_asof *top, const struct asof_in *in);
+void asof_dir_right(ss_asof *top, const struct asof_in *in);
+void asof_dir_right_end(ss_asof *top);
+void asof_dir_tick(ss_asof *top);
+int asof_dir_timeout(const ss_asof *top);
+bool asof_dir_done(const ss_asof *top);
+void asof_dir_commit(ss_asof *top);
+/* Counters and held records of the open partition-joins, added to sum and *held. */
+void asof_dir_count(const ss_asof *top, struct asof_counters *sum, size_t *held);
+
+/* asof_wm.c: the partition-aware right watermark and left time. */
+struct asof_part *asof_part_get(struct asof_parts *ps, const char *topic, int32_t partition);
 bool asof_wm_update(ss_asof *j);
+/* Advance the left time by a left record (its partition's, with an envelope). */
+void asof_lw_left(ss_asof *j, const struct asof_in *in);
+/* Recompute the left time: the minimum over the left partitions not idle. */
+void asof_lw_update(ss_asof *j);
 /* Is the right record late in its own partition? If not, advance the watermarks. */
 bool asof_wm_right(ss_asof *j, const struct asof_in *in);
 int asof_wm_timeout(const ss_asof *j);
@@ -160,6 +200,8 @@ bool asof_state_seen(struct asof_state *st, const struct ss_envelope *env);
 void asof_state_applied(struct asof_state *st, const struct ss_envelope *env);
 void asof_state_right_put(struct asof_state *st, const struct asof_key *k, const struct asof_right *r);
 void asof_state_right_del(struct asof_state *st, const struct asof_key *k, const struct asof_right *r);
+/* Key k's history has been pruned (kept across restarts: expired() needs it). */
+void asof_state_pruned(struct asof_state *st, const struct asof_key *k);
 void asof_state_held_put(struct asof_state *st, const struct asof_held *h, bool spilled);
 void asof_state_held_del(struct asof_state *st, const struct asof_held *h);
 void asof_state_meta(struct asof_state *st, const ss_asof *j);

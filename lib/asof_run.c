@@ -1,6 +1,7 @@
 /* Feeding the join: two regular files are merged in event-time order (memory stays
  * independent of their length); anything else is read as data arrives, with poll(),
- * never blocking on one side while the other has data. */
+ * never blocking on one side while the other has data. One input carrying both sides
+ * is read in its own order. */
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
@@ -134,5 +135,56 @@ ss_asof_run(ss_asof *j, const char *left, const char *right)
 	j->rname = right;
 	ss_reader_free(l);
 	ss_reader_free(r);
+	return SS_EXIT_OK;
+}
+
+/* Take up to BATCH ready lines of the one input, each to its side; false when it
+ * would block or ended. */
+static bool
+drain_one(ss_asof *j, ss_reader *rd)
+{
+	const char *line;
+	size_t len;
+
+	for (int i = 0; i < BATCH; i++) {
+		int rc = ss_reader_try_next(rd, &line, &len);
+		if (rc < 0)
+			return false;
+		if (rc == 0) {
+			j->left_eof = true;
+			asof_right_end(j);
+			return false;
+		}
+		int side = asof_side(j, line, len, ss_reader_lineno(rd));
+		struct asof_in *in = side == 1 ? &j->lin : &j->rin;
+		if (side < 0 || !asof_parse(j, side == 1, line, len, ss_reader_lineno(rd), in))
+			continue;
+		if (side == 1)
+			asof_left(j, in);
+		else
+			asof_right(j, in);
+	}
+	return true;
+}
+
+int
+ss_asof_run_one(ss_asof *j, const char *input)
+{
+	ss_reader *rd = ss_reader_open(input);
+	struct pollfd p = {.fd = ss_reader_fd(rd), .events = POLLIN};
+
+	j->lname = j->rname = ss_reader_name(rd);
+	while (!asof_done(j)) {
+		bool more = drain_one(j, rd);
+		asof_tick(j);
+		if (more || asof_done(j))
+			continue;
+		asof_idle(j);
+		if (poll(&p, 1, asof_poll_timeout(j)) < 0 && errno != EINTR)
+			ss_diag_die(SS_EXIT_DATA, "poll: %s", strerror(errno));
+	}
+	asof_idle(j);
+	j->lname = j->rname = input;
+	ss_reader_free(rd);
 	return SS_EXIT_OK;
 }

@@ -11,7 +11,7 @@
 
 enum stmt {
 	RIGHT_PUT, RIGHT_DEL, HELD_PUT, HELD_DEL, META_PUT, REV_GET, REV_PUT, UNSPILL_P, UNSPILL_SINCE,
-	SPILL_MIN, PART_PUT, STMT_N
+	SPILL_MIN, PART_PUT, LPART_PUT, PRUNED_PUT, STMT_N
 };
 
 static const char *const stmt_sql[STMT_N] = {
@@ -30,6 +30,8 @@ static const char *const stmt_sql[STMT_N] = {
 			  " WHERE spilled = 1 AND since <= ?1 ORDER BY since LIMIT ?2",
 	[SPILL_MIN] = "SELECT min(t) FROM asof_held WHERE spilled = 1",
 	[PART_PUT] = "INSERT OR REPLACE INTO asof_partition(topic, partition, maxt) VALUES (?1, ?2, ?3)",
+	[PRUNED_PUT] = "INSERT OR IGNORE INTO asof_pruned(key) VALUES (?1)",
+	[LPART_PUT] = "INSERT OR REPLACE INTO asof_left_partition(topic, partition, maxt) VALUES (?1, ?2, ?3)",
 };
 
 static const char schema[] =
@@ -47,6 +49,9 @@ static const char schema[] =
 	" offset INTEGER NOT NULL, revision INTEGER NOT NULL,"
 	" PRIMARY KEY(topic, partition, offset)) WITHOUT ROWID;"
 	"CREATE TABLE IF NOT EXISTS asof_partition(topic TEXT NOT NULL, partition INTEGER NOT NULL,"
+	" maxt INTEGER NOT NULL, PRIMARY KEY(topic, partition)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS asof_pruned(key BLOB PRIMARY KEY) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS asof_left_partition(topic TEXT NOT NULL, partition INTEGER NOT NULL,"
 	" maxt INTEGER NOT NULL, PRIMARY KEY(topic, partition)) WITHOUT ROWID;";
 
 struct asof_state {
@@ -147,6 +152,15 @@ asof_state_right_del(struct asof_state *s, const struct asof_key *k, const struc
 }
 
 void
+asof_state_pruned(struct asof_state *s, const struct asof_key *k)
+{
+	sqlite3_stmt *st = stmt(s, PRUNED_PUT);
+
+	sqlite3_bind_blob(st, 1, k->enc, (int)k->enclen, SQLITE_STATIC);
+	write_step(s, st);
+}
+
+void
 asof_state_held_put(struct asof_state *s, const struct asof_held *h, bool spilled)
 {
 	sqlite3_stmt *st = stmt(s, HELD_PUT);
@@ -183,21 +197,30 @@ meta_put(struct asof_state *s, const char *name, int64_t v)
 	write_step(s, st);
 }
 
+static void
+parts_put(struct asof_state *s, enum stmt which, const struct asof_parts *ps)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		if (ps->v[i].maxt == ASOF_NONE)
+			continue;
+		sqlite3_stmt *st = stmt(s, which);
+		sqlite3_bind_text(st, 1, ps->v[i].topic, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 2, ps->v[i].partition);
+		sqlite3_bind_int64(st, 3, ps->v[i].maxt);
+		write_step(s, st);
+	}
+}
+
 void
 asof_state_meta(struct asof_state *s, const ss_asof *j)
 {
 	meta_put(s, "maxr", j->maxr);
-	meta_put(s, "lw", j->lw);
+	meta_put(s, "lw", j->lw_bare); /* the left partitions' times have their table */
 	meta_put(s, "rseq", (int64_t)j->rseq);
 	meta_put(s, "lid", (int64_t)j->lid);
 	meta_put(s, "wm", j->wm);
-	for (size_t i = 0; i < j->nparts; i++) {
-		sqlite3_stmt *st = stmt(s, PART_PUT);
-		sqlite3_bind_text(st, 1, j->parts[i].topic, -1, SQLITE_STATIC);
-		sqlite3_bind_int(st, 2, j->parts[i].partition);
-		sqlite3_bind_int64(st, 3, j->parts[i].maxt);
-		write_step(s, st);
-	}
+	parts_put(s, PART_PUT, &j->rparts);
+	parts_put(s, LPART_PUT, &j->lparts);
 }
 
 int64_t
@@ -250,7 +273,7 @@ load_meta(struct asof_state *s, ss_asof *j)
 		if (strcmp(name, "maxr") == 0)
 			j->maxr = v;
 		else if (strcmp(name, "lw") == 0)
-			j->lw = v;
+			j->lw_bare = v;
 		else if (strcmp(name, "rseq") == 0)
 			j->rseq = (uint64_t)v;
 		else if (strcmp(name, "lid") == 0)
@@ -263,15 +286,17 @@ load_meta(struct asof_state *s, ss_asof *j)
 
 /* Partitions restored count as just heard from: silent ones turn idle after --idle. */
 static void
-load_partitions(struct asof_state *s, ss_asof *j)
+load_partitions(struct asof_state *s, const char *table, struct asof_parts *ps)
 {
-	sqlite3_stmt *st = query(s, "SELECT topic, partition, maxt FROM asof_partition");
+	char sql[128];
 
+	snprintf(sql, sizeof sql, "SELECT topic, partition, maxt FROM %s", table);
+	sqlite3_stmt *st = query(s, sql);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *topic = (const char *)sqlite3_column_text(st, 0);
-		if (strlen(topic) >= sizeof j->parts->topic)
+		if (strlen(topic) >= sizeof ps->v->topic)
 			continue;
-		asof_wm_part(j, topic, sqlite3_column_int(st, 1))->maxt = sqlite3_column_int64(st, 2);
+		asof_part_get(ps, topic, sqlite3_column_int(st, 1))->maxt = sqlite3_column_int64(st, 2);
 	}
 	sqlite3_finalize(st);
 }
@@ -288,6 +313,13 @@ load_right(struct asof_state *s, ss_asof *j)
 		char *raw = ss_xmalloc(len + 1);
 		memcpy(raw, sqlite3_column_text(st, 3), len);
 		asof_hist_put(k, sqlite3_column_int64(st, 1), (uint64_t)sqlite3_column_int64(st, 2), raw, len);
+	}
+	sqlite3_finalize(st);
+	/* a left record older than a pruned history is expired, not unmatched */
+	st = query(s, "SELECT key FROM asof_pruned");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const void *key = sqlite3_column_blob(st, 0);
+		asof_key_get(&j->keys, key ? key : "", (size_t)sqlite3_column_bytes(st, 0))->pruned = true;
 	}
 	sqlite3_finalize(st);
 }
@@ -369,7 +401,9 @@ void
 asof_state_load(struct asof_state *s, ss_asof *j)
 {
 	load_meta(s, j);
-	load_partitions(s, j);
+	load_partitions(s, "asof_partition", &j->rparts);
+	load_partitions(s, "asof_left_partition", &j->lparts);
+	asof_lw_update(j);
 	load_right(s, j);
 	load_held(s, j);
 }

@@ -1,9 +1,11 @@
-/* The right watermark, partition-aware. Records without an envelope advance one
+/* The right watermark and the left time, partition-aware. Records without an envelope advance one
  * watermark (j->maxr), as they always did. Records with an envelope advance one per
  * topic-partition: a topic's partitions arrive interleaved at different speeds, so the
  * join's watermark is the minimum over the partitions seen (and over j->maxr if such
  * records came too), ignoring partitions silent for longer than --idle (wall clock)
- * until they speak again. The watermark never goes back: results released are final. */
+ * until they speak again. The watermark never goes back: results released are final.
+ * The left time that right history is kept for is the minimum over the left partitions
+ * in the same way, so that a left partition behind the others finds its history. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,33 +21,31 @@ sat_sub(int64_t a, int64_t b)
 }
 
 struct asof_part *
-asof_wm_part(ss_asof *j, const char *topic, int32_t partition)
+asof_part_get(struct asof_parts *ps, const char *topic, int32_t partition)
 {
-	struct asof_part *p = j->parts;
+	struct asof_part *p;
 
 	/* consecutive records often come from the same partition */
-	if (j->last_part < j->nparts) {
-		p = &j->parts[j->last_part];
+	if (ps->last < ps->n) {
+		p = &ps->v[ps->last];
 		if (p->partition == partition && strcmp(p->topic, topic) == 0)
 			return p;
 	}
-	for (size_t i = 0; i < j->nparts; i++) {
-		p = &j->parts[i];
+	for (size_t i = 0; i < ps->n; i++) {
+		p = &ps->v[i];
 		if (p->partition == partition && strcmp(p->topic, topic) == 0) {
-			j->last_part = i;
+			ps->last = i;
 			return p;
 		}
 	}
-	if (j->nparts == j->capparts) {
-		j->capparts = j->capparts ? 2 * j->capparts : 16;
-		j->parts = realloc(j->parts, j->capparts * sizeof *j->parts);
-		if (j->parts == NULL)
-			ss_diag_die(SS_EXIT_DATA, "out of memory");
+	if (ps->n == ps->cap) {
+		ps->cap = ps->cap ? 2 * ps->cap : 16;
+		ps->v = ss_xrealloc(ps->v, ps->cap * sizeof *ps->v);
 	}
-	p = &j->parts[j->nparts];
+	p = &ps->v[ps->n];
 	*p = (struct asof_part){.partition = partition, .maxt = ASOF_NONE, .seen = ss_time_mono()};
 	strcpy(p->topic, topic);
-	j->last_part = j->nparts++;
+	ps->last = ps->n++;
 	return p;
 }
 
@@ -54,16 +54,16 @@ bool
 asof_wm_update(ss_asof *j)
 {
 	int64_t lo = j->maxr, hi = j->maxr;
-	int64_t now = j->nparts ? ss_time_mono() : 0;
+	int64_t now = j->rparts.n ? ss_time_mono() : 0;
 
 	j->idle_next = INT64_MAX;
-	if ((size_t)j->o.right_partitions > j->nparts && now - j->started < j->o.idle) {
+	if ((size_t)j->o.right_partitions > j->rparts.n && now - j->started < j->o.idle) {
 		/* a partition not seen yet may be far behind the others */
 		j->idle_next = j->started + j->o.idle;
 		return false;
 	}
-	for (size_t i = 0; i < j->nparts; i++) {
-		const struct asof_part *p = &j->parts[i];
+	for (size_t i = 0; i < j->rparts.n; i++) {
+		const struct asof_part *p = &j->rparts.v[i];
 		if (p->maxt == ASOF_NONE)
 			continue;
 		if (p->maxt > hi)
@@ -91,7 +91,7 @@ asof_wm_right(ss_asof *j, const struct asof_in *in)
 	int64_t *maxt = &j->maxr;
 
 	if (in->has_env) {
-		struct asof_part *p = asof_wm_part(j, in->env.topic, in->env.partition);
+		struct asof_part *p = asof_part_get(&j->rparts, in->env.topic, in->env.partition);
 		p->seen = ss_time_mono();
 		maxt = &p->maxt;
 	}
@@ -99,7 +99,7 @@ asof_wm_right(ss_asof *j, const struct asof_in *in)
 		return true;
 	if (in->t > *maxt) {
 		*maxt = in->t;
-		if (j->nparts == 0) /* the hot path of one watermark */
+		if (j->rparts.n == 0) /* the hot path of one watermark */
 			j->wm = sat_sub(in->t, j->o.grace);
 		else
 			asof_wm_update(j);
@@ -111,8 +111,52 @@ asof_wm_right(ss_asof *j, const struct asof_in *in)
 int
 asof_wm_timeout(const ss_asof *j)
 {
-	if (j->nparts == 0 || j->idle_next == INT64_MAX || (j->heap.n == 0 && j->spilled == 0))
+	if (j->rparts.n == 0 || j->idle_next == INT64_MAX || (j->heap.n == 0 && j->spilled == 0))
 		return -1;
 	int64_t left = j->idle_next - ss_time_mono();
 	return left <= 0 ? 0 : (int)(left / 1000000 + 1);
+}
+
+void
+asof_lw_update(ss_asof *j)
+{
+	int64_t lo = j->lw_bare, hi = j->lw_bare;
+	int64_t now = ss_time_mono();
+
+	for (size_t i = 0; i < j->lparts.n; i++) {
+		const struct asof_part *p = &j->lparts.v[i];
+		if (p->maxt == ASOF_NONE)
+			continue;
+		if (p->maxt > hi)
+			hi = p->maxt;
+		if (now - p->seen >= j->o.idle)
+			continue;
+		if (lo == ASOF_NONE || p->maxt < lo)
+			lo = p->maxt;
+	}
+	j->lw = lo == ASOF_NONE ? hi : lo; /* every partition idle: none holds history */
+}
+
+void
+asof_lw_left(ss_asof *j, const struct asof_in *in)
+{
+	if (!in->has_env) {
+		if (in->t <= j->lw_bare)
+			return;
+		j->lw_bare = in->t;
+		if (j->lparts.n == 0) { /* the hot path of one left time */
+			j->lw = in->t;
+			return;
+		}
+	} else {
+		struct asof_part *p = asof_part_get(&j->lparts, in->env.topic, in->env.partition);
+		int64_t now = ss_time_mono();
+		bool was_idle = now - p->seen >= j->o.idle;
+		p->seen = now;
+		if (in->t <= p->maxt && !was_idle)
+			return; /* nothing changes */
+		if (in->t > p->maxt)
+			p->maxt = in->t;
+	}
+	asof_lw_update(j);
 }

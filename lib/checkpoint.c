@@ -109,7 +109,19 @@ static const char schema_sql[] =
     " offset INTEGER NOT NULL, PRIMARY KEY(checkpoint, topic, partition));"
     "CREATE TABLE IF NOT EXISTS ss_offsets("
     " topic TEXT NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL,"
-    " PRIMARY KEY(topic, partition)) WITHOUT ROWID;";
+    " PRIMARY KEY(topic, partition)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS ss_checkpoint_dependency_partition("
+    " checkpoint TEXT NOT NULL, name TEXT NOT NULL, topic TEXT NOT NULL,"
+    " partition INTEGER NOT NULL, marker INTEGER NOT NULL, seen INTEGER NOT NULL,"
+    " idle INTEGER NOT NULL, PRIMARY KEY(checkpoint, name, topic, partition));";
+
+/* Columns added after the first version: a state file written by it gains them when a
+ * heartbeat or pulse opens it (status reads either). */
+static const struct { const char *table, *column, *type; } added_columns[] = {
+	{ "ss_checkpoint_offset", "marker", "INTEGER" },
+	{ "ss_checkpoint_offset", "seen", "INTEGER" },
+	{ "ss_checkpoint_offset", "idle", "INTEGER" },
+};
 
 static noreturn void
 db_fail(sqlite3 *db, const char *what)
@@ -191,6 +203,36 @@ db_wal(sqlite3 *db)
 	}
 }
 
+static bool
+has_column(sqlite3 *db, const char *table, const char *column)
+{
+	sqlite3_stmt *st = db_prep(db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2");
+	bool yes;
+
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+/* Inside the transaction that creates the tables: two processes opening an old file
+ * at once take turns, and the second finds the columns there. */
+static void
+db_migrate(sqlite3 *db)
+{
+	char sql[256];
+	size_t i;
+
+	for (i = 0; i < sizeof added_columns / sizeof *added_columns; i++) {
+		if (has_column(db, added_columns[i].table, added_columns[i].column))
+			continue;
+		snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s",
+		    added_columns[i].table, added_columns[i].column, added_columns[i].type);
+		db_exec(db, sql, "add column");
+	}
+}
+
 static sqlite3 *
 db_open(const char *path, bool readonly)
 {
@@ -206,6 +248,7 @@ db_open(const char *path, bool readonly)
 	db_exec(db, "PRAGMA synchronous=NORMAL", "synchronous=NORMAL");
 	db_begin(db);
 	db_exec(db, schema_sql, "create tables");
+	db_migrate(db);
 	db_commit(db);
 	return db;
 }
@@ -282,11 +325,26 @@ static const char sql_offsets_saved[] = "SELECT topic, partition, saved FROM"
 static const char sql_seeks[] = "SELECT topic, partition, offset FROM"
     " ss_seek_request WHERE checkpoint = ?1 ORDER BY topic, partition";
 
-/* ---- offsets seen, kept in memory between commits ---- */
+/* ---- partitions seen, kept in memory between commits ---- */
 
+/* When a partition was last heard from, read for every record: a few ms of precision
+ * are plenty for --idle, and the coarse clock costs a fraction of the exact one. */
+static int64_t
+mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* A topic-partition of a stream whose records carry an envelope: its last offset, and
+ * its own marker, because partitions arrive interleaved at their own speeds. */
 struct slot {
 	struct ss_envelope env;
-	bool dirty;
+	int64_t marker; /* max event time */
+	int64_t seen;   /* monotonic time of its last record (or of the restart) */
+	bool has_marker, dirty;
 };
 
 struct slots {
@@ -301,8 +359,8 @@ slot_is(const struct slot *s, const struct ss_envelope *env)
 	return s->env.partition == env->partition && strcmp(s->env.topic, env->topic) == 0;
 }
 
-static void
-slots_note(struct slots *s, const struct ss_envelope *env)
+static struct slot *
+slots_get(struct slots *s, const struct ss_envelope *env)
 {
 	size_t i = s->last;
 
@@ -315,36 +373,94 @@ slots_note(struct slots *s, const struct ss_envelope *env)
 				s->cap = s->cap ? 2 * s->cap : 8;
 				s->v = ss_xrealloc(s->v, s->cap * sizeof *s->v);
 			}
+			memset(&s->v[s->n], 0, sizeof *s->v);
 			s->v[s->n++].env = *env;
 		}
 	}
-	s->v[i].env.offset = env->offset;
-	s->v[i].dirty = s->dirty = true;
 	s->last = i;
+	return &s->v[i];
 }
 
-/* ss_offsets always; ck (the checkpoint's own table) when not NULL. */
 static void
-slots_write(struct slots *s, sqlite3_stmt *offsets, sqlite3_stmt *ck)
+slots_note(struct slots *s, const struct ss_envelope *env, int64_t ts, int64_t now)
 {
+	struct slot *sl = slots_get(s, env);
+
+	sl->env.offset = env->offset;
+	if (!sl->has_marker || ts > sl->marker) {
+		sl->marker = ts;
+		sl->has_marker = true;
+	}
+	sl->seen = now;
+	sl->dirty = s->dirty = true;
+}
+
+/* The marker of a partitioned stream: the minimum over the partitions heard from
+ * within idle ns, so a fast partition does not speak for the slow ones; top (the max
+ * over all records) when none is (records without envelope, or every partition idle:
+ * then none holds the others back). */
+static int64_t
+slots_low(const struct slots *s, int64_t now, int64_t idle, int64_t top)
+{
+	int64_t lo = top;
+	bool live = false;
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		const struct slot *sl = &s->v[i];
+
+		if (!sl->has_marker || now - sl->seen >= idle)
+			continue;
+		if (!live || sl->marker < lo)
+			lo = sl->marker;
+		live = true;
+	}
+	return lo;
+}
+
+static void
+bind_named(sqlite3_stmt *st, const char *name, int64_t v)
+{
+	int i = sqlite3_bind_parameter_index(st, name);
+
+	if (i)
+		sqlite3_bind_int64(st, i, v);
+}
+
+/* Binds whichever of :topic :partition :offset :marker :seen the statement has; seen
+ * as wall-clock time, for other processes and for people. */
+static void
+slot_bind(sqlite3_stmt *st, const struct slot *sl, int64_t mono, int64_t wall)
+{
+	sqlite3_bind_text(st, sqlite3_bind_parameter_index(st, ":topic"), sl->env.topic, -1,
+	    SQLITE_STATIC);
+	bind_named(st, ":partition", sl->env.partition);
+	bind_named(st, ":offset", sl->env.offset);
+	bind_named(st, ":marker", sl->marker);
+	bind_named(st, ":seen", (wall - (mono - sl->seen)) / 1000000 * 1000000);
+}
+
+/* ss_offsets always; parts (the partition rows of heartbeat or pulse) when not NULL. */
+static void
+slots_write(struct slots *s, sqlite3_stmt *offsets, sqlite3_stmt *parts)
+{
+	int64_t mono, wall;
 	size_t i;
 
 	if (!s->dirty)
 		return;
+	mono = mono_now();
+	wall = ss_time_now();
 	for (i = 0; i < s->n; i++) {
 		struct slot *sl = &s->v[i];
 
 		if (!sl->dirty)
 			continue;
-		text_bind(offsets, 1, sl->env.topic);
-		sqlite3_bind_int(offsets, 2, sl->env.partition);
-		sqlite3_bind_int64(offsets, 3, sl->env.offset);
+		slot_bind(offsets, sl, mono, wall);
 		db_done(offsets);
-		if (ck) {
-			text_bind(ck, 2, sl->env.topic);
-			sqlite3_bind_int(ck, 3, sl->env.partition);
-			sqlite3_bind_int64(ck, 4, sl->env.offset);
-			db_done(ck);
+		if (parts) {
+			slot_bind(parts, sl, mono, wall);
+			db_done(parts);
 		}
 		sl->dirty = false;
 	}
@@ -352,21 +468,43 @@ slots_write(struct slots *s, sqlite3_stmt *offsets, sqlite3_stmt *ck)
 }
 
 static const char sql_ss_offsets[] = "INSERT OR REPLACE INTO ss_offsets(topic, partition,"
-    " offset) VALUES(?1, ?2, ?3)";
+    " offset) VALUES(:topic, :partition, :offset)";
 
 /* ---- heartbeat ---- */
 
 struct ss_checkpoint_hb {
 	sqlite3 *db;
-	sqlite3_stmt *beat, *offsets;
+	sqlite3_stmt *beat, *offsets, *parts;
 	char *checkpoint, *dependency;
 	int64_t marker;
 	bool have, dirty;
 	struct slots slots;
 };
 
+static void
+named_text(sqlite3_stmt *st, const char *name, const char *s)
+{
+	text_bind(st, sqlite3_bind_parameter_index(st, name), s);
+}
+
+/* The partitions it knows count as heard from now, as after any restart: one a
+ * heartbeat reads again must not have turned idle while the heartbeat was away. */
+static void
+hb_touch(ss_checkpoint_hb *h)
+{
+	sqlite3_stmt *st = db_prep(h->db, "UPDATE ss_checkpoint_dependency_partition"
+	    " SET seen = ?3 WHERE checkpoint = ?1 AND name = ?2");
+
+	text_bind(st, 1, h->checkpoint);
+	text_bind(st, 2, h->dependency);
+	sqlite3_bind_int64(st, 3, wall_now());
+	db_done(st);
+	sqlite3_finalize(st);
+}
+
 ss_checkpoint_hb *
-ss_checkpoint_hb_open(const char *db_path, const char *checkpoint, const char *dependency)
+ss_checkpoint_hb_open(const char *db_path, const char *checkpoint, const char *dependency,
+    int64_t idle)
 {
 	ss_checkpoint_hb *h = ss_xmalloc(sizeof *h);
 
@@ -379,11 +517,21 @@ ss_checkpoint_hb_open(const char *db_path, const char *checkpoint, const char *d
 	    " VALUES(?1, ?2, ?3) ON CONFLICT(checkpoint, name) DO UPDATE SET marker ="
 	    " max(coalesce(marker, excluded.marker), coalesce(excluded.marker, marker))");
 	h->offsets = db_prep(h->db, sql_ss_offsets);
+	/* a partition's marker never goes back either */
+	h->parts = db_prep(h->db, "INSERT INTO ss_checkpoint_dependency_partition(checkpoint,"
+	    " name, topic, partition, marker, seen, idle) VALUES(:checkpoint, :name, :topic,"
+	    " :partition, :marker, :seen, :idle) ON CONFLICT(checkpoint, name, topic, partition)"
+	    " DO UPDATE SET marker = max(marker, excluded.marker), seen = excluded.seen,"
+	    " idle = excluded.idle");
 	text_bind(h->beat, 1, h->checkpoint);
 	text_bind(h->beat, 2, h->dependency);
+	named_text(h->parts, ":checkpoint", h->checkpoint);
+	named_text(h->parts, ":name", h->dependency);
+	bind_named(h->parts, ":idle", idle);
 	/* the row exists from the start, so status lists the dependency at once */
 	db_begin(h->db);
 	db_done(h->beat);
+	hb_touch(h);
 	db_commit(h->db);
 	return h;
 }
@@ -396,7 +544,7 @@ ss_checkpoint_hb_beat(ss_checkpoint_hb *h, int64_t ts, const struct ss_envelope 
 		h->have = h->dirty = true;
 	}
 	if (env)
-		slots_note(&h->slots, env);
+		slots_note(&h->slots, env, ts, mono_now());
 }
 
 void
@@ -409,7 +557,7 @@ ss_checkpoint_hb_commit(ss_checkpoint_hb *h)
 		sqlite3_bind_int64(h->beat, 3, h->marker);
 		db_done(h->beat);
 	}
-	slots_write(&h->slots, h->offsets, NULL);
+	slots_write(&h->slots, h->offsets, h->parts);
 	db_commit(h->db);
 	h->dirty = false;
 }
@@ -420,6 +568,7 @@ ss_checkpoint_hb_close(ss_checkpoint_hb *h)
 	ss_checkpoint_hb_commit(h);
 	sqlite3_finalize(h->beat);
 	sqlite3_finalize(h->offsets);
+	sqlite3_finalize(h->parts);
 	sqlite3_close(h->db);
 	free(h->slots.v);
 	free(h->checkpoint);
@@ -442,8 +591,13 @@ struct ss_checkpoint_pulse {
 	char *checkpoint;
 	struct pdep *deps;
 	int ndeps;
-	int64_t marker, down_marker, episode_start;
-	bool have_marker, marker_dirty, paused, starting;
+	int64_t marker;   /* the dependent marker: see slots_low */
+	int64_t top;      /* the max event time of all records */
+	int64_t idle;     /* ns after which a silent partition stops holding marker back */
+	int64_t started;  /* monotonic */
+	int expect;       /* partitions to hear from before a downtime, or 0 */
+	int64_t down_marker, episode_start;
+	bool have_marker, marker_dirty, paused, starting, ready;
 	struct slots slots;
 	ss_checkpoint_event_fn *on_event;
 	void *arg;
@@ -487,21 +641,41 @@ dep_find(ss_checkpoint_pulse *p, const char *name)
 	return NULL;
 }
 
+/* A dependency's heartbeat: the minimum over its partitions heard from within their
+ * heartbeat's --idle, else (no envelopes, or every partition idle) its max. Columns
+ * 1 and 4 of st; status shares it. */
+static const char sql_dep_heartbeat[] = "SELECT d.name, d.marker, d.since, d.down,"
+    " (SELECT min(p.marker) FROM ss_checkpoint_dependency_partition p"
+    " WHERE p.checkpoint = d.checkpoint AND p.name = d.name AND p.seen + p.idle > ?2),"
+    " d.threshold FROM ss_checkpoint_dependency d WHERE d.checkpoint = ?1 ORDER BY d.name";
+/* status on a state file from before partitions */
+static const char sql_dep_heartbeat_v1[] = "SELECT d.name, d.marker, d.since, d.down,"
+    " NULL, d.threshold FROM ss_checkpoint_dependency d WHERE d.checkpoint = ?1"
+    " ORDER BY d.name";
+
+static int
+dep_heartbeat_column(sqlite3_stmt *st)
+{
+	return sqlite3_column_type(st, 4) != SQLITE_NULL ? 4 :
+	    sqlite3_column_type(st, 1) != SQLITE_NULL ? 1 : -1;
+}
+
 /* Read the heartbeats the other process wrote. With load, also what pulse itself
  * keeps there (since, down), once at open. */
 static void
 deps_read(ss_checkpoint_pulse *p, bool load)
 {
 	sqlite3_stmt *st = p->st_heartbeats;
-	int rc;
+	int rc, col;
 
+	sqlite3_bind_int64(st, 2, ss_time_now());
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct pdep *d = dep_find(p, (const char *)sqlite3_column_text(st, 0));
 
 		if (!d)
 			continue;
-		if (sqlite3_column_type(st, 1) != SQLITE_NULL) {
-			d->marker = sqlite3_column_int64(st, 1);
+		if ((col = dep_heartbeat_column(st)) != -1) {
+			d->marker = sqlite3_column_int64(st, col);
 			d->heard = true;
 		}
 		if (load && sqlite3_column_type(st, 2) != SQLITE_NULL) {
@@ -675,6 +849,41 @@ episode_end(ss_checkpoint_pulse *p)
 	p->paused = false;
 }
 
+/* The partitions' markers, each counting as heard from now (a restart is no silence
+ * of the stream). Rows from a version without markers give none. */
+static void
+parts_load(ss_checkpoint_pulse *p)
+{
+	sqlite3_stmt *st = db_prep(p->db, "SELECT topic, partition, offset, marker FROM"
+	    " ss_checkpoint_offset WHERE checkpoint = ?1");
+	int64_t now = mono_now();
+	struct ss_envelope env;
+	int rc;
+
+	text_bind(st, 1, p->checkpoint);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct slot *sl;
+
+		snprintf(env.topic, sizeof env.topic, "%s", sqlite3_column_text(st, 0));
+		env.partition = sqlite3_column_int(st, 1);
+		env.offset = sqlite3_column_int64(st, 2);
+		sl = slots_get(&p->slots, &env);
+		sl->seen = now;
+		if (sqlite3_column_type(st, 3) == SQLITE_NULL)
+			continue;
+		sl->marker = sqlite3_column_int64(st, 3);
+		sl->has_marker = true;
+		if (!p->have_marker || sl->marker > p->top)
+			p->top = sl->marker;
+		p->have_marker = true;
+	}
+	if (rc != SQLITE_DONE)
+		db_fail(p->db, "read partitions");
+	sqlite3_finalize(st);
+	if (p->have_marker)
+		p->marker = slots_low(&p->slots, now, p->idle, p->top);
+}
+
 static void
 pulse_load(ss_checkpoint_pulse *p)
 {
@@ -684,12 +893,13 @@ pulse_load(ss_checkpoint_pulse *p)
 	text_bind(st, 1, p->checkpoint);
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		p->have_marker = sqlite3_column_type(st, 0) != SQLITE_NULL;
-		p->marker = sqlite3_column_int64(st, 0);
+		p->marker = p->top = sqlite3_column_int64(st, 0);
 		p->paused = sqlite3_column_type(st, 1) != SQLITE_NULL;
 		p->down_marker = sqlite3_column_int64(st, 1);
 		p->episode_start = sqlite3_column_int64(st, 2);
 	}
 	sqlite3_finalize(st);
+	parts_load(p);
 	deps_read(p, true);
 }
 
@@ -720,15 +930,19 @@ pulse_register(ss_checkpoint_pulse *p)
 
 ss_checkpoint_pulse *
 ss_checkpoint_pulse_open(const char *db_path, const char *checkpoint,
-    const struct ss_checkpoint_dep *deps, int ndeps, ss_checkpoint_event_fn *on_event,
-    void *arg)
+    const struct ss_checkpoint_dep *deps, int ndeps, const struct ss_checkpoint_parts *parts,
+    ss_checkpoint_event_fn *on_event, void *arg)
 {
 	ss_checkpoint_pulse *p = ss_xmalloc(sizeof *p);
+	int64_t idle = parts->idle;
 	int i;
 
 	memset(p, 0, sizeof *p);
 	p->db = db_open(db_path, false);
 	p->checkpoint = ss_xstrdup(checkpoint);
+	p->idle = idle;
+	p->expect = parts->expect;
+	p->started = mono_now();
 	p->deps = ss_xmalloc(ndeps * sizeof *p->deps);
 	memset(p->deps, 0, ndeps * sizeof *p->deps);
 	for (i = 0; i < ndeps; i++) {
@@ -742,14 +956,16 @@ ss_checkpoint_pulse_open(const char *db_path, const char *checkpoint,
 	p->st_since = db_prep(p->db, "UPDATE ss_checkpoint_dependency SET since = ?3"
 	    " WHERE checkpoint = ?1 AND name = ?2 AND since IS NULL");
 	p->st_ckoff = db_prep(p->db, "INSERT INTO ss_checkpoint_offset(checkpoint, topic,"
-	    " partition, offset) VALUES(?1, ?2, ?3, ?4) ON CONFLICT(checkpoint, topic,"
-	    " partition) DO UPDATE SET offset = excluded.offset");
+	    " partition, offset, marker, seen, idle) VALUES(:checkpoint, :topic, :partition,"
+	    " :offset, :marker, :seen, :idle) ON CONFLICT(checkpoint, topic, partition)"
+	    " DO UPDATE SET offset = excluded.offset, marker = excluded.marker,"
+	    " seen = excluded.seen, idle = excluded.idle");
 	p->st_offsets = db_prep(p->db, sql_ss_offsets);
-	p->st_heartbeats = db_prep(p->db, "SELECT name, marker, since, down FROM"
-	    " ss_checkpoint_dependency WHERE checkpoint = ?1");
+	p->st_heartbeats = db_prep(p->db, sql_dep_heartbeat);
 	text_bind(p->st_marker, 1, p->checkpoint);
 	text_bind(p->st_since, 1, p->checkpoint);
-	text_bind(p->st_ckoff, 1, p->checkpoint);
+	named_text(p->st_ckoff, ":checkpoint", p->checkpoint);
+	bind_named(p->st_ckoff, ":idle", idle);
 	text_bind(p->st_heartbeats, 1, p->checkpoint);
 	pulse_register(p);
 	pulse_load(p);
@@ -757,17 +973,50 @@ ss_checkpoint_pulse_open(const char *db_path, const char *checkpoint,
 	return p;
 }
 
+/* A record passed: its time moves top and its partition; then the dependent marker. */
+static void
+marker_advance(ss_checkpoint_pulse *p, int64_t ts, const struct ss_envelope *env)
+{
+	int64_t now, m;
+
+	if (!p->have_marker || ts > p->top)
+		p->top = ts;
+	if (env == NULL && p->slots.n == 0) {
+		m = p->top; /* the hot path of one marker */
+	} else {
+		now = mono_now();
+		if (env)
+			slots_note(&p->slots, env, ts, now);
+		m = slots_low(&p->slots, now, p->idle, p->top);
+	}
+	if (!p->have_marker || m != p->marker) {
+		p->marker = m;
+		p->have_marker = p->marker_dirty = true;
+	}
+}
+
+/* A consumer may deliver one partition's backlog whole before the first record of
+ * another: until --partitions were heard from (restored ones count) or --idle passed,
+ * the marker may be a fast partition's alone, and starts no downtime. */
+static bool
+parts_ready(ss_checkpoint_pulse *p)
+{
+	size_t i;
+	int n = 0;
+
+	if (p->ready)
+		return true;
+	for (i = 0; i < p->slots.n; i++)
+		n += p->slots.v[i].has_marker;
+	return p->ready = n >= p->expect || mono_now() - p->started >= p->idle;
+}
+
 bool
 ss_checkpoint_pulse_record(ss_checkpoint_pulse *p, int64_t ts, const struct ss_envelope *env)
 {
 	int i;
 
-	if (!p->have_marker || ts > p->marker) {
-		p->marker = ts;
-		p->have_marker = p->marker_dirty = true;
-	}
-	if (env)
-		slots_note(&p->slots, env);
+	marker_advance(p, ts, env);
 	for (i = 0; i < p->ndeps; i++) {
 		struct pdep *d = &p->deps[i];
 
@@ -776,7 +1025,7 @@ ss_checkpoint_pulse_record(ss_checkpoint_pulse *p, int64_t ts, const struct ss_e
 			d->counted = d->since_dirty = true;
 		}
 	}
-	if (p->paused || !any_late(p))
+	if (p->paused || !any_late(p) || !parts_ready(p))
 		return false;
 	/* the cached heartbeats can only be older than the stored ones: look again */
 	deps_read(p, false);
@@ -874,28 +1123,75 @@ ss_checkpoint_pulse_close(ss_checkpoint_pulse *p)
 
 /* ---- status ---- */
 
+/* The markers of a stream's partitions: [{"topic","partition","marker","seen","idle"}],
+ * idle as of now. */
 static jv
-status_deps_jv(sqlite3 *db, const char *checkpoint, sqlite3_stmt *ck)
+parts_jv(sqlite3 *db, const char *sql, const char *checkpoint, const char *dependency,
+    int64_t now)
 {
-	sqlite3_stmt *st = db_prep(db, "SELECT name, marker, since, threshold, down FROM"
-	    " ss_checkpoint_dependency WHERE checkpoint = ?1 ORDER BY name");
+	sqlite3_stmt *st = db_prep(db, sql);
+	jv a = jv_array();
+	int rc;
+
+	text_bind(st, 1, checkpoint);
+	if (dependency)
+		text_bind(st, 2, dependency);
+	sqlite3_bind_int64(st, 3, now);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		jv o = set(jv_object(), "topic",
+		    jv_string((const char *)sqlite3_column_text(st, 0)));
+
+		o = set(o, "partition", jv_number(sqlite3_column_int(st, 1)));
+		o = set(o, "marker", column_time_jv(st, 2));
+		o = set(o, "seen", column_time_jv(st, 3));
+		a = jv_array_append(a, set(o, "idle", jv_bool(sqlite3_column_int(st, 4))));
+	}
+	if (rc != SQLITE_DONE)
+		db_fail(db, "read partitions");
+	sqlite3_finalize(st);
+	return a;
+}
+
+static const char sql_parts_dependency[] = "SELECT topic, partition, marker, seen,"
+    " seen + idle <= ?3 FROM ss_checkpoint_dependency_partition WHERE checkpoint = ?1"
+    " AND name = ?2 ORDER BY topic, partition";
+static const char sql_parts_dependent[] = "SELECT topic, partition, marker, seen,"
+    " seen + idle <= ?3 FROM ss_checkpoint_offset WHERE checkpoint = ?1"
+    " AND marker IS NOT NULL ORDER BY topic, partition";
+
+/* What a state file written before partitions lacks (status opens it read-only). */
+struct status_ctx {
+	sqlite3 *db;
+	bool dep_parts, parts;
+	int64_t now;
+};
+
+static jv
+status_deps_jv(const struct status_ctx *c, const char *checkpoint, sqlite3_stmt *ck)
+{
+	sqlite3_stmt *st = db_prep(c->db, c->dep_parts ? sql_dep_heartbeat :
+	    sql_dep_heartbeat_v1);
 	bool have_marker = ck && sqlite3_column_type(ck, 0) != SQLITE_NULL;
 	jv a = jv_array();
 
 	text_bind(st, 1, checkpoint);
+	if (c->dep_parts)
+		sqlite3_bind_int64(st, 2, c->now);
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		int hb = sqlite3_column_type(st, 1) != SQLITE_NULL ? 1 :
-		    sqlite3_column_type(st, 2) != SQLITE_NULL ? 2 : 0;
-		jv d = set(jv_object(), "dependency",
-		    jv_string((const char *)sqlite3_column_text(st, 0)));
-
-		d = set(d, "state", jv_string(sqlite3_column_int(st, 4) ? "down" : "up"));
-		d = set(d, "marker", column_time_jv(st, 1));
-		d = set(d, "threshold", sqlite3_column_type(st, 3) == SQLITE_NULL ? jv_null() :
-		    seconds_jv(sqlite3_column_int64(st, 3)));
+		const char *name = (const char *)sqlite3_column_text(st, 0);
 		/* lag against the stand-in when no heartbeat came yet, as pulse counts it */
-		d = set(d, "lag", have_marker && hb ? seconds_jv(sqlite3_column_int64(ck, 0) -
+		int col = dep_heartbeat_column(st), hb = col != -1 ? col :
+		    sqlite3_column_type(st, 2) != SQLITE_NULL ? 2 : -1;
+		jv d = set(jv_object(), "dependency", jv_string(name));
+
+		d = set(d, "state", jv_string(sqlite3_column_int(st, 3) ? "down" : "up"));
+		d = set(d, "marker", col != -1 ? column_time_jv(st, col) : jv_null());
+		d = set(d, "threshold", sqlite3_column_type(st, 5) == SQLITE_NULL ? jv_null() :
+		    seconds_jv(sqlite3_column_int64(st, 5)));
+		d = set(d, "lag", have_marker && hb != -1 ? seconds_jv(sqlite3_column_int64(ck, 0) -
 		    sqlite3_column_int64(st, hb)) : jv_null());
+		d = set(d, "partitions", c->dep_parts ? parts_jv(c->db, sql_parts_dependency,
+		    checkpoint, name, c->now) : jv_array());
 		a = jv_array_append(a, d);
 	}
 	sqlite3_finalize(st);
@@ -903,10 +1199,10 @@ status_deps_jv(sqlite3 *db, const char *checkpoint, sqlite3_stmt *ck)
 }
 
 static jv
-status_jv(sqlite3 *db, const char *checkpoint)
+status_jv(const struct status_ctx *c, const char *checkpoint)
 {
-	sqlite3_stmt *ck = db_prep(db, "SELECT marker, down_marker, episode_start, episode_end"
-	    " FROM ss_checkpoint WHERE name = ?1");
+	sqlite3_stmt *ck = db_prep(c->db, "SELECT marker, down_marker, episode_start,"
+	    " episode_end FROM ss_checkpoint WHERE name = ?1");
 	jv s = set(jv_object(), "checkpoint", jv_string(checkpoint));
 	bool row;
 
@@ -915,12 +1211,14 @@ status_jv(sqlite3 *db, const char *checkpoint)
 	s = set(s, "state", jv_string(row && sqlite3_column_type(ck, 1) != SQLITE_NULL ?
 	    "down" : "up"));
 	s = set(s, "marker", row ? column_time_jv(ck, 0) : jv_null());
-	s = set(s, "offsets", offsets_jv(db, sql_offsets_now, checkpoint));
-	s = set(s, "dependencies", status_deps_jv(db, checkpoint, row ? ck : NULL));
+	s = set(s, "partitions", c->parts ? parts_jv(c->db, sql_parts_dependent, checkpoint,
+	    NULL, c->now) : jv_array());
+	s = set(s, "offsets", offsets_jv(c->db, sql_offsets_now, checkpoint));
+	s = set(s, "dependencies", status_deps_jv(c, checkpoint, row ? ck : NULL));
 	s = set(s, "down_marker", row ? column_time_jv(ck, 1) : jv_null());
 	s = set(s, "episode_start", row ? column_time_jv(ck, 2) : jv_null());
 	s = set(s, "episode_end", row ? column_time_jv(ck, 3) : jv_null());
-	s = set(s, "seek_pending", offsets_jv(db, sql_seeks, checkpoint));
+	s = set(s, "seek_pending", offsets_jv(c->db, sql_seeks, checkpoint));
 	sqlite3_finalize(ck);
 	return s;
 }
@@ -965,6 +1263,35 @@ field_text(jv o, const char *k, char *buf, size_t size)
 	return buf;
 }
 
+/* One line per partition of o's "partitions", under the dependent marker or under a
+ * dependency's line (in its columns). */
+static void
+parts_table(jv o, bool dependency, FILE *out)
+{
+	jv parts = jv_object_get(jv_copy(o), jv_string("partitions"));
+	char name[300], m[64];
+	int i, n = jv_array_length(jv_copy(parts));
+
+	for (i = 0; i < n; i++) {
+		jv pt = jv_array_get(jv_copy(parts), i);
+		jv num = jv_object_get(jv_copy(pt), jv_string("partition"));
+		jv idle = jv_object_get(jv_copy(pt), jv_string("idle"));
+		bool is_idle = jv_get_kind(idle) == JV_KIND_TRUE;
+
+		snprintf(name, sizeof name, "%s[%.0f]", field_text(pt, "topic", m, sizeof m),
+		    jv_number_value(num));
+		field_text(pt, "marker", m, sizeof m);
+		if (dependency)
+			fprintf(out, "    %-14s %-5s %s\n", name, is_idle ? "idle" : "", m);
+		else
+			fprintf(out, "    %-14s  %s%s\n", name, m, is_idle ? " (idle)" : "");
+		jv_free(num);
+		jv_free(idle);
+		jv_free(pt);
+	}
+	jv_free(parts);
+}
+
 static void
 status_table(jv s, FILE *out)
 {
@@ -976,6 +1303,7 @@ status_table(jv s, FILE *out)
 	fprintf(out, "checkpoint %s: %s\n", field_text(s, "checkpoint", a, sizeof a),
 	    field_text(s, "state", b, sizeof b));
 	fprintf(out, "  dependent marker  %s\n", field_text(s, "marker", a, sizeof a));
+	parts_table(s, false, out);
 	fprintf(out, "  offsets          ");
 	n = jv_array_length(jv_copy(offs));
 	for (i = 0; i < n; i++) {
@@ -1004,6 +1332,7 @@ status_table(jv s, FILE *out)
 		    field_text(o, "dependency", a, sizeof a), field_text(o, "state", b, sizeof b),
 		    field_text(o, "marker", c, sizeof c), field_text(o, "threshold", d, sizeof d),
 		    field_text(o, "lag", e, sizeof e));
+		parts_table(o, true, out);
 		jv_free(o);
 	}
 	jv_free(offs);
@@ -1024,6 +1353,7 @@ has_tables(sqlite3 *db)
 int
 ss_checkpoint_status(const char *db_path, const char *checkpoint, bool json, FILE *out)
 {
+	struct status_ctx c;
 	sqlite3 *db;
 	sqlite3_stmt *st;
 	int n = 0;
@@ -1035,6 +1365,9 @@ ss_checkpoint_status(const char *db_path, const char *checkpoint, bool json, FIL
 	db_exec(db, "BEGIN", "begin");
 	if (!has_tables(db))
 		goto out;
+	c = (struct status_ctx){ .db = db, .now = ss_time_now(),
+	    .dep_parts = has_column(db, "ss_checkpoint_dependency_partition", "marker"),
+	    .parts = has_column(db, "ss_checkpoint_offset", "marker") };
 	st = db_prep(db, "SELECT name FROM ss_checkpoint UNION SELECT checkpoint FROM"
 	    " ss_checkpoint_dependency ORDER BY 1");
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -1043,7 +1376,7 @@ ss_checkpoint_status(const char *db_path, const char *checkpoint, bool json, FIL
 
 		if (checkpoint && strcmp(name, checkpoint) != 0)
 			continue;
-		s = status_jv(db, name);
+		s = status_jv(&c, name);
 		if (json) {
 			jv text = jv_dump_string(s, 0);
 

@@ -3,16 +3,27 @@
  * ss-consume --checkpoint).
  *
  * Tables (created on demand; times are int64 ns since the epoch, UTC):
- *   ss_checkpoint(name, marker, down_marker, episode_start, episode_end, pending)
- *     one row per checkpoint, written by pulse: the dependent stream's event time
- *     (max seen), the marker at which the current episode was detected (NULL when up),
- *     the wall-clock start and end of the last episode, and events not yet delivered.
+ *   ss_checkpoint(name, marker, down_marker, episode_start, episode_end)
+ *     one row per checkpoint, written by pulse: the dependent marker (see below), the
+ *     marker at which the current episode was detected (NULL when up), and the
+ *     wall-clock start and end of the last episode.
  *   ss_checkpoint_dependency(checkpoint, name, marker, since, threshold, down)
- *     marker: the dependency's heartbeat (max event time seen), written by heartbeat;
+ *     marker: the max event time of the dependency's records, written by heartbeat;
  *     since, threshold, down: written by pulse (since = the dependent marker when the
  *     dependency was first counted, the stand-in for a heartbeat never sent).
- *   ss_checkpoint_offset(checkpoint, topic, partition, offset, saved)
- *     the last offset pulse passed per partition, and the offset remembered at downtime.
+ *   ss_checkpoint_dependency_partition(checkpoint, name, topic, partition, marker, seen,
+ *     idle): per partition of a dependency whose records carry an envelope, its max
+ *     event time, the wall-clock time of its last record and the heartbeat's --idle.
+ *   ss_checkpoint_offset(checkpoint, topic, partition, offset, saved, marker, seen, idle)
+ *     per partition of the dependent stream: the last offset pulse passed, the offset
+ *     remembered at downtime, and as for a dependency's partitions.
+ *   ss_checkpoint_event: events committed with their state change, not yet delivered.
+ *
+ * Markers of partitioned streams: a topic's partitions arrive interleaved at their own
+ * speeds, so a stream's marker (the dependent marker, a dependency's heartbeat) is the
+ * minimum over its partitions heard from within --idle; the max event time when it has
+ * no envelopes or every partition is idle. Unlike a partition's, it may go back, when
+ * a slow partition speaks again.
  *   ss_seek_request(checkpoint, topic, partition, offset): see ss_checkpoint_take_seeks.
  *   ss_offsets(topic, partition, offset): last applied offsets (CONVENTIONS.md).
  *
@@ -38,8 +49,10 @@ int ss_checkpoint_take_seeks(const char *db_path, const char *checkpoint,
  * and written by commit; commit after the records are flushed downstream, so a pulse
  * never sees a heartbeat whose record the join has not been sent. */
 typedef struct ss_checkpoint_hb ss_checkpoint_hb;
+/* idle: ns of wall clock after which a silent partition stops holding the heartbeat
+ * back (pulse reads it from the state). */
 ss_checkpoint_hb *ss_checkpoint_hb_open(const char *db_path, const char *checkpoint,
-    const char *dependency);
+    const char *dependency, int64_t idle);
 /* env may be NULL; with one, its offset is recorded in ss_offsets. */
 void ss_checkpoint_hb_beat(ss_checkpoint_hb *h, int64_t ts, const struct ss_envelope *env);
 void ss_checkpoint_hb_commit(ss_checkpoint_hb *h);
@@ -55,11 +68,17 @@ struct ss_checkpoint_dep {
 typedef void ss_checkpoint_event_fn(const char *kind, const char *dependency,
     const char *json, void *arg);
 typedef struct ss_checkpoint_pulse ss_checkpoint_pulse;
-/* deps are copied. Resumes an episode in progress (the pulse starts paused) and delivers
- * events a crash kept from being delivered. */
+/* The dependent stream's partitions: idle as for heartbeat; expect: no downtime starts
+ * before that many partitions were heard from, or idle ns passed since the start. */
+struct ss_checkpoint_parts {
+	int64_t idle;
+	int expect;
+};
+/* deps and parts are copied. Resumes an episode in progress (the pulse starts paused)
+ * and delivers events a crash kept from being delivered. */
 ss_checkpoint_pulse *ss_checkpoint_pulse_open(const char *db_path, const char *checkpoint,
-    const struct ss_checkpoint_dep *deps, int ndeps, ss_checkpoint_event_fn *on_event,
-    void *arg);
+    const struct ss_checkpoint_dep *deps, int ndeps, const struct ss_checkpoint_parts *parts,
+    ss_checkpoint_event_fn *on_event, void *arg);
 /* A record that was passed on: advance the marker, note its offset (env may be NULL),
  * check every dependency. Returns true when this record started a downtime episode:
  * flush the output, then commit (which pauses and delivers the events). */

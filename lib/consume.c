@@ -5,6 +5,11 @@
  * next expected offset is always known: a record below it (a re-fetch after a pause) is
  * dropped, and -e can tell at once that an empty partition is done.
  *
+ * State handed over (-G with --offsets-from). The stored offsets are read again at every
+ * assignment: a partition taken over from another member starts after what that member's
+ * sink applied. A revoke waits (bounded) until this member's sink has applied everything
+ * written for the revoked partitions, so that the new owner reads final offsets.
+ *
  * Commits (-G). A record's offset becomes committable only when the output queue has
  * written the record's last byte: a FIFO of marks (output position, partition, offset)
  * is retired as the queue drains. Commits go out every second, on a revoke, and at exit.
@@ -12,12 +17,14 @@
  * Backpressure. The output queue never blocks on a pipe. While it holds more than
  * HIGH_WATER bytes, every partition is paused and the loop keeps polling, so the group
  * session and max.poll.interval.ms are served however long the reader stalls. */
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "checkpoint.h"
@@ -36,6 +43,8 @@
 #define EXIT_PIPE 141
 #define BATCH 1000
 #define READER_WAIT_MS 500
+#define SINK_WAIT_MS 10000
+#define SINK_POLL_MS 50
 
 struct part {
 	int32_t id;
@@ -43,6 +52,7 @@ struct part {
 	bool done;             /* reached the -e snapshot or --until */
 	bool paused;           /* paused in librdkafka (done or backpressure) */
 	int64_t end;           /* -e snapshot (high watermark at start), or -1 */
+	int64_t start;         /* where the current assignment started */
 	int64_t next;          /* offset after the last record written */
 	int64_t committable;   /* offset after the last record that reached the output */
 	int64_t committed;
@@ -77,7 +87,7 @@ struct consumer {
 	const rd_kafka_topic_t *last_rkt;
 	struct mark *marks;    /* ring of marks (group mode) */
 	size_t mhead, mlen, mcap;
-	struct stored *stored; /* --offsets-from */
+	struct stored *stored; /* --offsets-from, as last read */
 	size_t nstored;
 	bool assigned_once;    /* an assignment arrived (the end test needs one) */
 	bool bp_paused;
@@ -252,25 +262,83 @@ mark_done(struct consumer *c, struct topic *t, struct part *p)
 
 /* Start positions */
 
+/* Two files may hold the same topic-partition (an old single file next to the
+ * partition files): the largest offset is what was applied last. */
 static void
 add_stored(const char *topic, int32_t partition, int64_t offset, void *arg)
 {
 	struct consumer *c = arg;
 
+	for (size_t i = 0; i < c->nstored; i++)
+		if (c->stored[i].partition == partition && strcmp(c->stored[i].topic, topic) == 0) {
+			if (offset > c->stored[i].offset)
+				c->stored[i].offset = offset;
+			return;
+		}
 	c->stored = ss_xrealloc(c->stored, (c->nstored + 1) * sizeof *c->stored);
 	c->stored[c->nstored++] = (struct stored){ss_xstrdup(topic), partition, offset};
 }
 
 static void
-load_stored(struct consumer *c, const char *path)
+clear_stored(struct consumer *c)
 {
-	ss_store *s;
+	for (size_t i = 0; i < c->nstored; i++)
+		free(c->stored[i].topic);
+	c->nstored = 0;
+}
 
-	if (access(path, F_OK) != 0)
-		return; /* no state yet: nothing applied, start per -o */
-	s = ss_store_open(path, SS_STORE_READONLY);
+static void
+load_file(struct consumer *c, const char *path)
+{
+	ss_store *s = ss_store_open(path, SS_STORE_READONLY);
+
 	ss_store_offsets_each(s, add_stored, c);
 	ss_store_close(s);
+}
+
+static bool
+is_db_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 3 && strcmp(name + n - 3, ".db") == 0;
+}
+
+/* Every *.db file of a directory: ss-cache and ss-asof --state-dir keep one per partition. */
+static void
+load_dir(struct consumer *c, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char path[4096];
+
+	if (d == NULL)
+		ss_diag_die(SS_EXIT_DATA, "%s: %s", dir, strerror(errno));
+	while ((de = readdir(d)) != NULL) {
+		if (!is_db_name(de->d_name))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		if (access(path, F_OK) == 0)
+			load_file(c, path);
+	}
+	closedir(d);
+}
+
+/* --offsets-from, read again at every assignment: another member's sink may have applied
+ * more since the last read. */
+static void
+load_stored(struct consumer *c)
+{
+	const char *path = c->o->offsets_from;
+	struct stat st;
+
+	clear_stored(c);
+	if (stat(path, &st) != 0)
+		return; /* no state yet: nothing applied, start per -o */
+	if (S_ISDIR(st.st_mode))
+		load_dir(c, path);
+	else
+		load_file(c, path);
 }
 
 static bool
@@ -299,7 +367,8 @@ wanted_start(const struct consumer *c, const char *topic, int32_t partition)
 	for (int i = 0; i < o->npstarts; i++)
 		if (o->pstarts[i].partition == partition)
 			return o->pstarts[i].start;
-	if (!o->start_given && o->group != NULL)
+	/* with --offsets-from the state is the truth: what it does not know was not applied */
+	if (!o->start_given && o->group != NULL && o->offsets_from == NULL)
 		s.offset = RD_KAFKA_OFFSET_STORED;
 	return s;
 }
@@ -366,6 +435,8 @@ resolve_starts(struct consumer *c, rd_kafka_topic_partition_list_t *l)
 
 	if (l->cnt == 0)
 		return;
+	if (c->o->offsets_from != NULL)
+		load_stored(c);
 	lo = list_offsets(c, l, RD_KAFKA_OFFSET_BEGINNING);
 	hi = list_offsets(c, l, RD_KAFKA_OFFSET_END);
 	for (int i = 0; i < l->cnt; i++) {
@@ -398,7 +469,7 @@ resolve_starts(struct consumer *c, rd_kafka_topic_partition_list_t *l)
 
 		e->offset = at;
 		p->assigned = true;
-		p->next = p->committable = at;
+		p->start = p->next = p->committable = at;
 		p->committed = -1;
 		p->paused = false;
 		p->done = false;
@@ -774,6 +845,62 @@ housekeeping(struct consumer *c)
 	check_brokers(c, now);
 }
 
+/* Handing partitions over (--offsets-from) */
+
+/* True when the sink's state records as applied every record written for the
+ * partitions of l in this assignment. */
+static bool
+sink_caught_up(struct consumer *c, const rd_kafka_topic_partition_list_t *l)
+{
+	int64_t applied;
+
+	load_stored(c);
+	for (int i = 0; i < l->cnt; i++) {
+		struct part *p = lookup(c, l->elems[i].topic, l->elems[i].partition);
+		if (p == NULL || !p->assigned || p->next <= p->start)
+			continue;
+		if (!stored_offset(c, l->elems[i].topic, l->elems[i].partition, &applied) ||
+		    applied < p->next - 1)
+			return false;
+	}
+	return true;
+}
+
+/* A sink runs alongside only at the other end of a pipe or socket, and is gone once
+ * that end is closed. */
+static bool
+sink_alive(const struct consumer *c)
+{
+	struct pollfd pfd = {.fd = c->o->out_fd, .events = POLLOUT};
+	struct stat st;
+
+	if (c->status == EXIT_PIPE || fstat(c->o->out_fd, &st) != 0 ||
+	    !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		return false;
+	return poll(&pfd, 1, 0) >= 0 && !(pfd.revents & (POLLERR | POLLHUP | POLLNVAL));
+}
+
+/* Before revoked partitions go to another member, which starts after the offsets the
+ * state records: wait until the sink has applied what was written for them (it commits
+ * as soon as its input pauses), so the new owner neither misses nor repeats a record.
+ * Bounded: a sink may reject the last record, write another state than --offsets-from
+ * reads, or wait itself (ss-asof for a partition lock; it skips what was applied when
+ * it gets it). */
+static void
+await_sink(struct consumer *c, const rd_kafka_topic_partition_list_t *l)
+{
+	int64_t until = now_ms() + SINK_WAIT_MS;
+
+	while (!sink_caught_up(c, l) && sink_alive(c)) {
+		if (now_ms() >= until) {
+			ss_diag_warn("rebalance: after %ds, the state still lacks records written for the "
+				     "revoked partitions; handing them over", SINK_WAIT_MS / 1000);
+			return;
+		}
+		(void)poll(NULL, 0, SINK_POLL_MS);
+	}
+}
+
 /* Group rebalances: resolve starts on assignment; on revocation write out everything and
  * commit it before the partitions go to another member. */
 static void
@@ -795,8 +922,11 @@ rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_l
 		settle_assignment(c, l);
 	} else {
 		drain_all(c);
-		if (!rd_kafka_assignment_lost(rk))
+		if (!rd_kafka_assignment_lost(rk)) {
 			commit(c, true);
+			if (c->o->offsets_from != NULL)
+				await_sink(c, l);
+		}
 		for (int i = 0; i < l->cnt; i++) {
 			struct part *p = lookup(c, l->elems[i].topic, l->elems[i].partition);
 			if (p != NULL)
@@ -996,8 +1126,7 @@ free_consumer(struct consumer *c)
 		ss_buf_free(&c->topics[i].prefix);
 	}
 	free(c->topics);
-	for (size_t i = 0; i < c->nstored; i++)
-		free(c->stored[i].topic);
+	clear_stored(c);
 	free(c->stored);
 	free(c->marks);
 }
@@ -1014,8 +1143,6 @@ ss_consume_run(const struct ss_consume_opts *o)
 	for (int i = 0; i < o->ntopics; i++)
 		if (find_topic(&c, o->topics[i]) == NULL)
 			add_topic(&c, o->topics[i]);
-	if (o->offsets_from != NULL)
-		load_stored(&c, o->offsets_from);
 	c.out = ss_outq_new(o->out_fd, "stdout");
 	c.rk = new_consumer(&c);
 	discover(&c);

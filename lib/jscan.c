@@ -96,6 +96,19 @@ hex4(const unsigned char *p, const unsigned char *end)
 	return v;
 }
 
+/* Bytes a string holds as they are (printable ASCII but the quote and the backslash):
+ * skipped by one table lookup each, as most string bytes are. */
+#define PLAIN(c) ((c) >= 0x20 && (c) < 0x80 && (c) != '"' && (c) != '\\')
+#define PLAIN_16(b) PLAIN(b), PLAIN(b + 1), PLAIN(b + 2), PLAIN(b + 3), PLAIN(b + 4), \
+	PLAIN(b + 5), PLAIN(b + 6), PLAIN(b + 7), PLAIN(b + 8), PLAIN(b + 9), PLAIN(b + 10), \
+	PLAIN(b + 11), PLAIN(b + 12), PLAIN(b + 13), PLAIN(b + 14), PLAIN(b + 15)
+static const bool plain_ascii[256] = {
+	PLAIN_16(0x00), PLAIN_16(0x10), PLAIN_16(0x20), PLAIN_16(0x30),
+	PLAIN_16(0x40), PLAIN_16(0x50), PLAIN_16(0x60), PLAIN_16(0x70),
+};
+#undef PLAIN_16
+#undef PLAIN
+
 /* p at the opening quote; returns the byte after the closing quote or NULL. */
 static const char *
 scan_string(const char *p, const char *end, const char **why)
@@ -103,6 +116,10 @@ scan_string(const char *p, const char *end, const char **why)
 	const unsigned char *q = (const unsigned char *)p + 1, *e = (const unsigned char *)end;
 
 	while (q < e) {
+		while (q < e && plain_ascii[*q])
+			q++;
+		if (q == e)
+			break;
 		unsigned c = *q;
 		if (c == '"')
 			return (const char *)q + 1;

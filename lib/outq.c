@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,14 +18,29 @@ struct ss_outq {
 	int fd;
 	int saved_flags;
 	bool nonblock;
+	bool own_fd;      /* fd is our private reopening of the caller's pipe */
 	char *name;
 };
+
+/* O_NONBLOCK is a flag of the open file description, which a pipe's writer usually
+ * shares: with `2>&1 |` stderr, and a parent shell's later commands. Reopening the pipe
+ * through /proc gives this queue a description of its own, so the flag stays private.
+ * Returns -1 where that is impossible (sockets, no /proc). */
+static int
+reopen_private(int fd)
+{
+	char path[64];
+
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	return open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+}
 
 ss_outq *
 ss_outq_new(int fd, const char *name)
 {
 	ss_outq *q = ss_xmalloc(sizeof *q);
 	struct stat st;
+	int own;
 
 	memset(q, 0, sizeof *q);
 	q->fd = fd;
@@ -32,8 +48,14 @@ ss_outq_new(int fd, const char *name)
 	q->saved_flags = fcntl(fd, F_GETFL);
 	/* Only pipes and sockets: a terminal or file is shared with others, who would see
 	 * EAGAIN, and a file never blocks for long anyway. */
-	if (q->saved_flags != -1 && fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
-		q->nonblock = fcntl(fd, F_SETFL, q->saved_flags | O_NONBLOCK) == 0;
+	if (q->saved_flags == -1 || fstat(fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		return q;
+	if (S_ISFIFO(st.st_mode) && (own = reopen_private(fd)) != -1) {
+		q->fd = own;
+		q->own_fd = q->nonblock = true;
+		return q;
+	}
+	q->nonblock = fcntl(fd, F_SETFL, q->saved_flags | O_NONBLOCK) == 0;
 	return q;
 }
 
@@ -42,7 +64,9 @@ ss_outq_free(ss_outq *q)
 {
 	if (q == NULL)
 		return;
-	if (q->nonblock)
+	if (q->own_fd)
+		close(q->fd);
+	else if (q->nonblock)
 		fcntl(q->fd, F_SETFL, q->saved_flags);
 	ss_buf_free(&q->buf);
 	free(q->name);

@@ -1,7 +1,9 @@
 /* outq: an output queue that drains into a file descriptor without blocking.
  * Why not ss_writer: a consumer must keep serving its Kafka group while its reader is
- * stalled, so it cannot sit in a blocking write(2). On a pipe or socket the queue puts
- * the descriptor in O_NONBLOCK mode (restored by ss_outq_free) and writes what fits; on
+ * stalled, so it cannot sit in a blocking write(2). On a pipe the queue writes through
+ * a private non-blocking reopening of it (so stderr sharing the pipe keeps blocking); on
+ * a socket it puts the descriptor in O_NONBLOCK mode (restored by ss_outq_free); either
+ * way it writes what fits; on
  * anything else (file, terminal) writes block as usual. Positions are byte counts since
  * the start, so a caller can tell which records have fully reached the descriptor.
  * The queue owns its buffer, not the descriptor. */

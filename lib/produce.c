@@ -61,7 +61,7 @@ ss_produce_opts_init(struct ss_produce_opts *o)
 	o->ts_unit = SS_TS_S;
 	o->onerror.mode = SS_ONERROR_FAIL;
 	o->in_fd = 0;
-	o->in_name = "stdin";
+	o->in_name = "<stdin>";
 }
 
 static void

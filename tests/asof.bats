@@ -16,8 +16,15 @@ activity() { printf '%s\n' \
 w() { weather | sed -n "${1}p"; }
 a() { activity | sed -n "${1}p"; }
 # the seed's late case: cloudy arrives after shopping, rainy after lunch
-late_left() { sleep 0.3; a 1; a 2; sleep 0.5; a 3; sleep 0.8; a 4; sleep 0.8; }
-late_right() { w 1; sleep 1.2; w 2; sleep 0.8; w 3; sleep 0.4; }
+late_order() { echo "R $(w 1)"; for i in 1 2 3; do echo "L $(a $i)"; done; echo "R $(w 2)"; echo "L $(a 4)"; echo "R $(w 3)"; }
+# late_case ARGS...: ss-asof ARGS over two pipes fed in late_order (tests/feed.py)
+late_case() {
+	rm -f "$T/lp" "$T/rp"
+	mkfifo "$T/lp" "$T/rp"
+	ss-asof "$T/lp" "$T/rp" --on .timestamp "$@" &
+	late_order | python3 "$BATS_TEST_DIRNAME/feed.py" "$T/lp" "$T/rp"
+	wait $!
+}
 vv='[.left.v, .right.v] + (if has("revision") then [.revision] else [] end)'
 pairs='[.left.value, .right.value] + (if has("revision") then [.revision] else [] end)'
 
@@ -149,7 +156,7 @@ null'
 }
 
 @test "late case through pipes: eager is the seed's incorrect output" {
-	ss-asof <(late_left) <(late_right) --on .timestamp --emit eager --select "$pairs" >"$T/out"
+	late_case --emit eager --select "$pairs" >"$T/out"
 	run cat "$T/out"
 	assert_output '["swimming","🌞"]
 ["walking home","🌞"]
@@ -158,7 +165,7 @@ null'
 }
 
 @test "late case through pipes: defer is the seed's deferred output" {
-	ss-asof <(late_left) <(late_right) --on .timestamp --emit defer --select "$pairs" >"$T/out"
+	late_case --emit defer --select "$pairs" >"$T/out"
 	run cat "$T/out"
 	assert_output '["swimming","🌞"]
 ["walking home","🌞"]
@@ -167,7 +174,7 @@ null'
 }
 
 @test "late case through pipes: revise emits corrections with revision numbers" {
-	ss-asof <(late_left) <(late_right) --on .timestamp --emit revise --select "$pairs" >"$T/out" 2>"$T/err"
+	late_case --emit revise --select "$pairs" >"$T/out" 2>"$T/err"
 	run cat "$T/out"
 	assert_output '["swimming","🌞",0]
 ["walking home","🌞",0]
@@ -177,7 +184,7 @@ null'
 ["lunch","🌧",1]'
 	[ ! -s "$T/err" ]
 	# without --select the revision is a field of the output object
-	ss-asof <(late_left) <(late_right) --on .timestamp --emit revise | jq -e -s 'map(.revision) == [0,0,0,1,0,1]'
+	late_case --emit revise | jq -e -s 'map(.revision) == [0,0,0,1,0,1]'
 }
 
 @test "late right records are counted, written to --late-file and not applied" {
@@ -323,7 +330,7 @@ with open(sys.argv[2], "w") as l, open(sys.argv[3], "w") as r:
 	ss-asof "${opts[@]}" "$T/l" "$T/r" 2>/dev/null | sort >"$T/clean"
 	ss-asof "${opts[@]}" --state "$T/s.db" "$T/l" "$T/r" >"$T/out1" 2>/dev/null &
 	pid=$!
-	for _ in $(seq 200); do [ "$(wc -l <"$T/out1")" -ge 30000 ] && break; sleep 0.02; done
+	for _ in $(seq 1500); do [ "$(wc -l <"$T/out1")" -ge 30000 ] && break; sleep 0.02; done # up to 30 s on a loaded machine
 	kill -9 "$pid"
 	wait "$pid" || true
 	n1=$(wc -l <"$T/out1")
@@ -397,4 +404,27 @@ with open("'"$T"'/l", "w") as l, open("'"$T"'/r", "w") as r:
 ["l15","r12",2]'
 	run sqlite3 "$T/s.db" 'select revision from asof_revision'
 	assert_output 2
+}
+
+@test "revise: a replay older than the retained history revises nothing, counted as expired" {
+	printf '%s\n' '{"t":10,"v":"r10"}' '{"t":20,"v":"r20"}' '{"t":30,"v":"r30"}' '{"t":40,"v":"r40"}' '{"t":110,"v":"r110"}' >"$T/r"
+	printf '%s\n' '{"topic":"act","partition":0,"offset":0,"t":15,"v":"l15"}' '{"topic":"act","partition":0,"offset":1,"t":100,"v":"l100"}' >"$T/l"
+	run --separate-stderr ss-asof --on .t --emit revise --state "$T/s.db" --select "$vv" "$T/l" "$T/r"
+	assert_output '["l15","r10",0]
+["l100","r40",0]'
+	# l15 again after a seek: r10 was pruned since; its result stands
+	head -1 "$T/l" >"$T/l2"
+	run --separate-stderr ss-asof --on .t --emit revise --state "$T/s.db" --select "$vv" "$T/l2" /dev/null
+	assert_success
+	assert_output ''
+	[[ "$stderr" == *"expired 1"* ]]
+}
+
+@test "defer without --state: a bad record that stops the run lets the held records out first" {
+	printf '%s\n' '{"t":15,"v":"l15"}' 'bad' >"$T/l"
+	printf '%s\n' '{"t":10,"v":"r10"}' '{"t":20,"v":"r20"}' >"$T/r"
+	run --separate-stderr ss-asof --on .t --select "$vv" "$T/l" "$T/r"
+	assert_failure 1
+	assert_output '["l15","r10"]'
+	[[ "$stderr" == *"$T/l:2: left: invalid JSON"* ]]
 }

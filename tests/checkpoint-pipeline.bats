@@ -17,10 +17,11 @@ teardown() {
 	common_teardown
 }
 
-# mock NAME TOPIC: a mock cluster with one single-partition topic; sets brokers_NAME
+# mock NAME TOPIC [PARTITIONS]: a mock cluster with one topic (one partition unless
+# told); sets brokers_NAME
 mock() {
 	mkfifo "$T/$1.ctl"
-	ss-mock-broker --topic "$2:1" <"$T/$1.ctl" >"$T/$1.out" 2>"$T/$1.err" &
+	ss-mock-broker --topic "$2:${3:-1}" <"$T/$1.ctl" >"$T/$1.out" 2>"$T/$1.err" &
 	PIDS+=($!)
 	eval "exec {fd}>\"\$T/\$1.ctl\""
 	for _ in $(seq 50); do
@@ -108,4 +109,28 @@ pipeline() {
 	# only the seek back brings shopping to the new pipeline, and corrects it
 	wait_until corrected
 	[ "$(jq -r .event events.ndjson | paste -sd' ')" = "downtime recovery" ]
+}
+
+@test "a weather partition that lags holds the dependency back; it catching up ends the downtime" {
+	mock A activity
+	mock B weather 4
+	for p in 0 1 2; do { wth 10:00 🌞; wth 13:00 🌞; } | ss-produce -b "$brokers_B" --partition "$p" weather; done
+	wth 10:00 🌞 | ss-produce -b "$brokers_B" --partition 3 weather
+	pipeline -G g
+	# the heartbeat has read every weather partition before the activity comes
+	weather_read() {
+		[ "$(ss-checkpoint st.db status activity --json 2>/dev/null | jq '.dependencies[0].partitions | length')" = 4 ]
+	}
+	wait_until weather_read
+	[ "$(ss-checkpoint st.db status activity --json | jq -r '.dependencies[0].marker')" = 2023-01-01T10:00:00Z ]
+	{ act 10:30 swimming; act 11:30 'walking home'; act 12:30 shopping; } | ss-produce -b "$brokers_A" activity
+	wait_until has '"event":"downtime"' events.ndjson
+	run jq -c '[.dependency, .dependent_marker, .dependency_marker]' events.ndjson
+	assert_output '["weather","2023-01-01T11:30:00Z","2023-01-01T10:00:00Z"]'
+	sleep 1
+	! has shopping results.ndjson
+	{ wth 12:00 ⛅; wth 13:00 🌧; } | ss-produce -b "$brokers_B" --partition 3 weather
+	wait_until has '"event":"recovery"' events.ndjson
+	wait_until has '"shopping"' results.ndjson
+	[ "$(jq -c 'select(.event == "recovery") | .seek' events.ndjson)" = '[{"topic":"activity","partition":0,"offset":1}]' ]
 }

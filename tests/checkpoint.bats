@@ -54,6 +54,8 @@ teardown() {
 	test_must_fail 2 ss-checkpoint "$T/st.db" pulse activity --dependency weather=soon
 	test_must_fail 2 ss-checkpoint "$T/st.db" pulse activity --dependency w --threshold x
 	test_must_fail 2 ss-checkpoint "$T/st.db" pulse activity --dependency w --dependency w=1h
+	test_must_fail 2 ss-checkpoint "$T/st.db" pulse activity --dependency w --idle soon
+	test_must_fail 2 ss-checkpoint "$T/st.db" heartbeat activity w --idle 0s
 	test_must_fail 3 ss-checkpoint "$T/st.db" pulse activity --dependency w --ts '.a |'
 	test_must_fail 3 ss-checkpoint "$T/st.db" heartbeat activity w --ts '.a |'
 	[ ! -e "$T/st.db" ] # misuse leaves no state file behind
@@ -396,15 +398,17 @@ teardown() {
 	envl 10 10:10 a 0 >&8
 	envl 20 10:20 b 1 >&8
 	envl 11 10:30 c 0 >&8
-	envl 21 11:30 d 1 >&8
-	envl 12 11:40 e 0 >&8
+	envl 21 11:30 d 1 >&8 # partition 0 is still at 10:30: no downtime yet
+	envl 12 11:40 e 0 >&8 # now both are past 11:00
+	envl 22 11:50 f 1 >&8
 	wait_until has_events downtime 1
-	[ "$(jq -c '[.offsets[] | [.partition, .offset]]' "$T/events")" = '[[0,11],[1,21]]' ]
+	[ "$(jq -c '[.dependent_marker, [.offsets[] | [.partition, .offset]]]' "$T/events")" = \
+		'["2023-01-01T11:30:00Z",[[0,12],[1,21]]]' ]
 	wth 12:00 | hb activity weather >/dev/null
 	wait_until has_events recovery 1
 	finish_pulse
-	[ "$(q "select partition || ':' || offset from ss_seek_request order by partition" | paste -sd' ')" = "0:11 1:21" ]
-	[ "$(q "select partition || ':' || offset from ss_offsets order by partition" | paste -sd' ')" = "0:12 1:21" ]
+	[ "$(q "select partition || ':' || offset from ss_seek_request order by partition" | paste -sd' ')" = "0:12 1:21" ]
+	[ "$(q "select partition || ':' || offset from ss_offsets order by partition" | paste -sd' ')" = "0:12 1:22" ]
 }
 
 @test "ss_checkpoint_take_seeks takes and deletes the requests of one checkpoint" {
@@ -429,4 +433,188 @@ teardown() {
 	run "$T/take" "$T/st.db" activity
 	assert_output "n=0"
 	[ "$(q "select checkpoint from ss_seek_request")" = other ]
+}
+
+# Partitions. envp TOPIC PARTITION OFFSET HH:MM: an envelope with the event time in
+# .value.timestamp
+envp() {
+	printf '{"topic":"%s","partition":%d,"offset":%d,"timestamp":0,"key":null,"value":{"timestamp":"2023-01-01T%s:00Z"},"headers":{}}\n' \
+		"$1" "$2" "$3" "$4"
+}
+hbp() { hb activity weather --ts .value.timestamp "$@"; }
+status_json() { ss-checkpoint "$T/st.db" status activity --json; }
+
+@test "partitions: a fast partition of the dependent stream raises no downtime the slow ones would not" {
+	wth 11:00 | hb activity weather >/dev/null
+	# partition 0 runs to 12:30, 1..3 lag behind at 10:xx: the stream is at 10:50
+	local fast=(10:00 10:30 11:00 11:30 12:00 12:30) slow=(10:00 10:10 10:20 10:30 10:40 10:50)
+	for i in 0 1 2 3 4 5; do
+		envp activity 0 "$i" "${fast[i]}"
+		for p in 1 2 3; do envp activity "$p" "$i" "${slow[i]}"; done
+	done >"$T/a"
+	pulse_bg --dependency weather --threshold 1h
+	cat "$T/a" >&8
+	wait_until lines "$T/out" 24
+	commit_marker() { [ "$(status_json | jq -r .marker)" = 2023-01-01T10:50:00Z ]; }
+	wait_until commit_marker
+	has_events downtime 0
+	run status_json
+	[ "$(jq -c '[.state, [.partitions[] | [.partition, .marker[11:16], .idle]]]' <<<"$output")" = \
+		'["up",[[0,"12:30",false],[1,"10:50",false],[2,"10:50",false],[3,"10:50",false]]]' ]
+	[ "$(jq -r '.dependencies[0].lag' <<<"$output")" = -600 ]
+	# the slow partitions pass 12:00 too: now the whole stream is late
+	for p in 1 2 3; do envp activity "$p" 6 12:05 >&8; done
+	envp activity 1 7 12:10 >&8
+	wait_until has_events downtime 1
+	[ "$(jq -r '[.dependent_marker, .lag] | @tsv' "$T/events")" = "$(printf '2023-01-01T12:05:00Z\t3900')" ]
+	wth 12:30 | hb activity weather >/dev/null
+	wait_until has_events recovery 1
+	finish_pulse
+	cmp "$T/out" <(cat "$T/a"; for p in 1 2 3; do envp activity "$p" 6 12:05; done; envp activity 1 7 12:10)
+	[ "$(q "select partition || ':' || offset from ss_seek_request order by partition" | paste -sd' ')" = "0:5 1:6 2:6 3:6" ]
+}
+
+@test "partitions: a dependency is only as fresh as its slowest live partition" {
+	{ envp weather 0 0 13:00; envp weather 1 0 13:00; envp weather 2 0 13:00; envp weather 3 0 10:00; } | hbp >/dev/null
+	run status_json
+	[ "$(jq -c '.dependencies[0] | [.marker, [.partitions[] | [.partition, .marker[11:16]]]]' <<<"$output")" = \
+		'["2023-01-01T10:00:00Z",[[0,"13:00"],[1,"13:00"],[2,"13:00"],[3,"10:00"]]]' ]
+	# the max is still in ss_checkpoint_dependency, for records without envelope
+	[ "$(q "select marker from ss_checkpoint_dependency")" = 1672578000000000000 ]
+	pulse_bg --dependency weather --threshold 1h
+	envl 0 11:30 a >&8
+	wait_until has_events downtime 1
+	[ "$(jq -r '[.dependency_marker, .lag] | @tsv' "$T/events")" = "$(printf '2023-01-01T10:00:00Z\t5400')" ]
+	envp weather 3 1 11:00 | hbp >/dev/null
+	sleep 0.5
+	has_events recovery 0
+	envp weather 3 2 11:31 | hbp >/dev/null
+	wait_until has_events recovery 1
+	finish_pulse
+	[ "$(jq -c 'select(.event == "recovery") | .dependencies' "$T/events")" = \
+		'[{"dependency":"weather","dependency_marker":"2023-01-01T11:31:00Z"}]' ]
+}
+
+@test "partitions: a silent dependency partition stops holding the heartbeat back after --idle" {
+	mkfifo "$T/w"
+	hbp --idle 1s <"$T/w" >/dev/null &
+	local h=$!
+	exec 7>"$T/w"
+	for p in 0 1 2 3; do envp weather "$p" 0 10:00; done >&7
+	pulse_bg --dependency weather --threshold 1h
+	envl 0 11:30 a >&8
+	wait_until has_events downtime 1
+	# partitions 0..2 catch up, 3 says nothing more
+	for p in 0 1 2; do envp weather "$p" 1 12:00; done >&7
+	wait_until has_events recovery 1
+	run status_json
+	[ "$(jq -c '.dependencies[0] | [.marker, .partitions[3].idle]' <<<"$output")" = '["2023-01-01T12:00:00Z",true]' ]
+	run ss-checkpoint "$T/st.db" status activity
+	assert_line --regexp '^    weather\[3\] +idle +2023-01-01T10:00:00Z$'
+	# it speaks again, still behind: it holds the heartbeat back again
+	envp weather 3 1 10:30 >&7
+	back_to_1030() { [ "$(status_json | jq -r '.dependencies[0].marker')" = 2023-01-01T10:30:00Z ]; }
+	wait_until back_to_1030
+	exec 7>&-
+	finish_pulse # it holds a copy of fd 7: the heartbeat ends after it
+	wait "$h"
+}
+
+@test "partitions: a silent partition of the dependent stream stops holding its marker back after --idle" {
+	wth 10:00 | hb activity weather >/dev/null
+	pulse_bg --dependency weather --threshold 1h --idle 3s
+	envp activity 3 0 10:00 >&8
+	for p in 0 1 2; do envp activity "$p" 0 11:20; done >&8
+	wait_until lines "$T/out" 4
+	sleep 2
+	envp activity 1 1 11:30 >&8
+	envp activity 2 1 11:30 >&8
+	wait_until lines "$T/out" 6
+	has_events downtime 0 # partition 3 (10:00) still holds the marker back
+	sleep 1.5
+	envp activity 0 1 11:35 >&8
+	wait_until has_events downtime 1
+	[ "$(jq -r .dependent_marker "$T/events")" = 2023-01-01T11:30:00Z ]
+	run status_json
+	[ "$(jq -c '[.partitions[] | [.partition, .idle]]' <<<"$output")" = '[[0,false],[1,false],[2,false],[3,true]]' ]
+	wth 12:00 | hb activity weather >/dev/null
+	wait_until has_events recovery 1
+	finish_pulse
+}
+
+@test "partitions: a restart keeps the per-partition markers" {
+	wth 11:00 | hb activity weather >/dev/null
+	{ envp activity 1 0 10:30; envp activity 0 0 12:30; } >"$T/a"
+	timeout 20 ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h --ts .value.timestamp <"$T/a" >/dev/null
+	[ "$(q "select partition || ':' || marker from ss_checkpoint_offset order by partition" | paste -sd' ')" = \
+		"0:1672576200000000000 1:1672569000000000000" ]
+	# only the fast partition has records now: the slow one, restored, still holds it back
+	envp activity 0 1 12:40 >"$T/b"
+	timeout 20 ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h --ts .value.timestamp \
+		--events "$T/events" <"$T/b" >"$T/out"
+	cmp "$T/b" "$T/out"
+	has_events downtime 0
+	run status_json
+	[ "$(jq -c '[.marker, [.partitions[] | .marker[11:16]]]' <<<"$output")" = '["2023-01-01T10:30:00Z",["12:40","10:30"]]' ]
+	# heartbeat: a run that reads one partition keeps the others' markers
+	{ envp weather 0 0 11:00; envp weather 1 0 11:10; } | hbp >/dev/null
+	envp weather 0 1 11:20 | hbp >/dev/null
+	run status_json
+	[ "$(jq -c '.dependencies[0] | [.marker, [.partitions[] | .marker[11:16]]]' <<<"$output")" = \
+		'["2023-01-01T11:10:00Z",["11:20","11:10"]]' ]
+}
+
+@test "partitions: a state file from the version before partitions still opens" {
+	sqlite3 "$T/st.db" <<-'EOF'
+	PRAGMA journal_mode=WAL;
+	CREATE TABLE ss_checkpoint(name TEXT PRIMARY KEY, marker INTEGER, down_marker INTEGER, episode_start INTEGER, episode_end INTEGER);
+	CREATE TABLE ss_checkpoint_dependency(checkpoint TEXT NOT NULL, name TEXT NOT NULL, marker INTEGER, since INTEGER, threshold INTEGER, down INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(checkpoint, name));
+	CREATE TABLE ss_checkpoint_offset(checkpoint TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL, saved INTEGER, PRIMARY KEY(checkpoint, topic, partition));
+	CREATE TABLE ss_checkpoint_event(seq INTEGER PRIMARY KEY AUTOINCREMENT, checkpoint TEXT NOT NULL, kind TEXT NOT NULL, dependency TEXT, json TEXT NOT NULL);
+	CREATE TABLE ss_seek_request(checkpoint TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL, PRIMARY KEY(checkpoint, topic, partition));
+	CREATE TABLE ss_offsets(topic TEXT NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL, PRIMARY KEY(topic, partition)) WITHOUT ROWID;
+	INSERT INTO ss_checkpoint VALUES('activity', 1672569000000000000, NULL, NULL, NULL);
+	INSERT INTO ss_checkpoint_dependency VALUES('activity', 'weather', 1672570800000000000, 1672567200000000000, 3600000000000, 0);
+	INSERT INTO ss_checkpoint_offset VALUES('activity', 'activity', 0, 4, NULL);
+	EOF
+	run ss-checkpoint "$T/st.db" status --json
+	assert_success
+	[ "$(jq -c '[.marker, .partitions, .offsets[0].offset, .dependencies[0].marker, .dependencies[0].lag, .dependencies[0].partitions]' <<<"$output")" = \
+		'["2023-01-01T10:30:00Z",[],4,"2023-01-01T11:00:00Z",-1800,[]]' ]
+	{ envp activity 0 5 10:40; envp activity 1 0 10:50; } | timeout 20 ss-checkpoint "$T/st.db" pulse activity \
+		--dependency weather=1h --ts .value.timestamp >/dev/null
+	envp weather 2 0 11:30 | hbp >/dev/null
+	run status_json
+	[ "$(jq -c '[.marker, [.partitions[] | .marker[11:16]], .dependencies[0].marker]' <<<"$output")" = \
+		'["2023-01-01T10:40:00Z",["10:40","10:50"],"2023-01-01T11:30:00Z"]' ]
+}
+
+@test "partitions: --partitions N: no downtime from the first partitions alone, until N were heard from or --idle passed" {
+	test_must_fail 2 ss-checkpoint "$T/st.db" pulse activity --dependency weather --partitions two
+	wth 11:00 | hb activity weather >/dev/null
+	# a consumer delivers partition 0's backlog first
+	pulse_bg --dependency weather --threshold 1h --partitions 2
+	envp activity 0 0 12:30 >&8
+	envp activity 1 0 10:30 >&8
+	wait_until lines "$T/out" 2
+	has_events downtime 0
+	envp activity 1 1 12:10 >&8
+	wait_until has_events downtime 1
+	[ "$(jq -r .dependent_marker "$T/events")" = 2023-01-01T12:10:00Z ]
+	wth 13:00 | hb activity weather >/dev/null
+	wait_until has_events recovery 1
+	finish_pulse
+	# the other partitions never come: after --idle, the ones heard from decide
+	rm "$T/in" "$T/events" "$T/st.db"*
+	wth 11:00 | hb activity weather >/dev/null
+	pulse_bg --dependency weather --threshold 1h --partitions 4 --idle 2s
+	envp activity 0 0 12:30 >&8
+	wait_until lines "$T/out" 1
+	sleep 2.5
+	has_events downtime 0
+	envp activity 0 1 12:31 >&8
+	wait_until has_events downtime 1
+	wth 13:00 | hb activity weather >/dev/null
+	wait_until has_events recovery 1
+	finish_pulse
 }

@@ -7,7 +7,8 @@ setup_file() {
 	mock_start --topic env:1 --topic fmt:1 --topic bin:1 --topic offs:3 --topic empty:4 \
 		--topic live:2 --topic count:2 --topic until:1 --topic grp:2 --topic sig:1 \
 		--topic pipe:1 --topic bp:4 --topic resume:2 --topic seek:1 --topic multi1:1 \
-		--topic multi2:2 --topic trickle:1
+		--topic multi2:2 --topic trickle:1 --topic offdir:3 --topic handover:2 \
+		--topic nonblock:1
 }
 teardown_file() { mock_stop; }
 
@@ -47,7 +48,7 @@ teardown_file() { mock_stop; }
 	python3 -c '
 import os, sys
 for i in range(300):
-    sys.stdout.buffer.write(os.urandom(1 + i % 40).replace(b"\x01", b"") + b"\x01")' >"$T/payloads"
+    sys.stdout.buffer.write(os.urandom(1 + i % 40).replace(b"\x01", b"\x02") + b"\x01")' >"$T/payloads"
 	kcat -P -b "$B" -t bin -D '\x01' "$T/payloads" -l
 	ss-consume -b "$B" -e bin >"$T/out"
 	jq -e . "$T/out" >/dev/null
@@ -227,6 +228,22 @@ for i in range(60000): print(json.dumps({"n": i, "pad": "x" * 150}))' | ss-produ
 	[ "$(jq .value.n "$T/out" | sort -n | uniq | wc -l)" -eq 60000 ]
 }
 
+@test "O_NONBLOCK on the output pipe stays private: stderr and the shell sharing the pipe still block" {
+	seq_json 10 | ss-produce -b "$B" nonblock
+	{
+		ss-consume -b "$B" nonblock 2>/dev/null &
+		pid=$!
+		wait_lines "$T/out" 10
+		# the flags of the pipe this group shares with ss-consume's stdout, as 2>&1 would
+		sed -n 's/^flags:[[:space:]]*//p' /proc/$BASHPID/fdinfo/1 >"$T/flags"
+		kill $pid
+		wait $pid || true
+	} | cat >"$T/out"
+	[ -s "$T/flags" ]
+	assert_equal "$(( 8#$(cat "$T/flags") & 8#4000 ))" 0
+	[ "$(wc -l <"$T/out")" -eq 10 ]
+}
+
 @test "--offsets-from resumes after the offsets a state file recorded as applied" {
 	seq_json 10 | ss-produce -b "$B" --partition '.n % 2' resume
 	ss-consume -b "$B" -e -c 6 resume | tee "$T/first" | ss-cache "$T/state.db" put --key .value.n
@@ -245,6 +262,92 @@ for i in range(60000): print(json.dumps({"n": i, "pad": "x" * 150}))' | ss-produ
 	# a state file that does not exist yet: start as -o says
 	run ss-consume -b "$B" -e --offsets-from "$T/none.db" resume
 	[ "${#lines[@]}" -eq 10 ]
+}
+
+@test "--offsets-from DIR: the largest applied offset per topic-partition over its *.db files" {
+	seq_json 12 | ss-produce -b "$B" --partition '.n % 3' offdir
+	# partition files as ss-cache --state-dir writes them, and two older single files
+	ss-consume -b "$B" -e -p 0 -c 2 offdir | ss-cache --state-dir "$T/dir" put --key .value.n
+	ss-consume -b "$B" -e -p 1 offdir | ss-cache --state-dir "$T/dir" put --key .value.n
+	ss-consume -b "$B" -e -p 0 -c 3 offdir | ss-cache "$T/dir/old.db" put --key .value.n
+	ss-consume -b "$B" -e -p 1 -c 1 offdir | ss-cache "$T/dir/older.db" put --key .value.n
+	echo 'not a state file' >"$T/dir/notes.txt"
+	run ss-cache --state-dir "$T/dir" stats
+	assert_output --partial '"offsets":[{"topic":"offdir","partition":0,"offset":1},{"topic":"offdir","partition":1,"offset":3}]'
+	# partition 0: max(1, 2) + 1; partition 1: max(3, 0) + 1 = its end; partition 2: no state
+	run ss-consume -b "$B" -e --offsets-from "$T/dir" offdir
+	assert_success
+	[ "$(echo "$output" | jq -r '"\(.partition):\(.offset)"' | sort | tr '\n' ' ')" = '0:3 2:0 2:1 2:2 2:3 ' ]
+	# an empty directory: nothing applied, also where a group has committed offsets
+	mkdir "$T/empty"
+	run ss-consume -b "$B" -e --offsets-from "$T/empty" offdir
+	[ "${#lines[@]}" -eq 12 ]
+	ss-consume -b "$B" -G g7 -X session.timeout.ms=6000 -e offdir | wc -l >"$T/n7"
+	[ "$(cat "$T/n7")" -eq 12 ]
+	ss-consume -b "$B" -G g7 -X session.timeout.ms=6000 -e --offsets-from "$T/empty" offdir >"$T/g7"
+	[ "$(wc -l <"$T/g7")" -eq 12 ]
+}
+
+# member NAME: a group member piping to ss-cache --state-dir, whose sink starts once the
+# file $T/NAME.go exists; the consumer's pid in $T/NAME.pid, what it wrote in $T/NAME.out.
+member() {
+	{
+		ss-consume -b "$B" -G g6 -o beginning -X session.timeout.ms=6000 -X heartbeat.interval.ms=500 \
+			--offsets-from "$T/dir" handover 2>"$T/$1.err" &
+		echo $! >"$T/$1.pid"
+		wait $!
+	} | tee "$T/$1.out" | { until [ -e "$T/$1.go" ]; do sleep 0.1; done; exec ss-cache --state-dir "$T/dir" put --key .value.n 2>"$T/$1.sink"; }
+}
+
+# wait_keys N: until the state directory holds N keys (20 s at most)
+wait_keys() {
+	for _ in $(seq 200); do
+		[ "$(ss-cache --state-dir "$T/dir" stats | jq .keys)" -ge "$1" ] && return 0
+		sleep 0.1
+	done
+	echo "state has $(ss-cache --state-dir "$T/dir" stats | jq .keys) keys, not $1" >&2
+	return 1
+}
+
+@test "-G --offsets-from DIR: partitions change hands after what the sink applied, never twice" {
+	seq_json 10 | ss-produce -b "$B" --partition '.n % 2' handover
+	# b joins while a's sink has applied nothing: a's revoke holds the rebalance back until
+	# its sink has applied what a wrote (a's sink starts 6 s on, or once b had records)
+	member a &
+	a=$!
+	wait_lines "$T/a.out" 10
+	touch "$T/b.go"
+	member b &
+	b=$!
+	n=10
+	start=$SECONDS
+	for _ in $(seq 60); do
+		[ -s "$T/b.out" ] || [ $((SECONDS - start)) -ge 6 ] && touch "$T/a.go"
+		[ -s "$T/b.out" ] && break
+		# two records at a time until b owns a partition (the group has rebalanced)
+		seq $n $((n + 1)) | jq -c '{n: .}' | ss-produce -b "$B" --partition '.n % 2' handover
+		n=$((n + 2))
+		sleep 0.5
+	done
+	wait_keys $n
+	[ -s "$T/b.out" ]
+	# b leaves: a takes its partition over after what b's sink applied
+	kill -TERM "$(cat "$T/b.pid")"
+	wait_exit "$b"
+	seq $n $((n + 9)) | jq -c '{n: .}' | ss-produce -b "$B" --partition '.n % 2' handover
+	n=$((n + 10))
+	wait_keys $n
+	kill -TERM "$(cat "$T/a.pid")"
+	wait_exit "$a"
+	# every record written once over both members, applied once, and the state at the end
+	[ "$(cat "$T/a.out" "$T/b.out" | wc -l)" -eq $n ]
+	[ "$(cat "$T/a.out" "$T/b.out" | jq -c '[.partition,.offset]' | sort -u | wc -l)" -eq $n ]
+	run cat "$T/a.sink" "$T/b.sink"
+	assert_output ''
+	run ss-cache --state-dir "$T/dir" stats
+	assert_output --partial "\"keys\":$n,"
+	last=$((n / 2 - 1))
+	assert_output --partial "\"offsets\":[{\"topic\":\"handover\",\"partition\":0,\"offset\":$last},{\"topic\":\"handover\",\"partition\":1,\"offset\":$last}]"
 }
 
 @test "--checkpoint DB:NAME seeks to the requests ss-checkpoint leaves and deletes them" {

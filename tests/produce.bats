@@ -84,7 +84,7 @@ teardown_file() { mock_stop; }
 	printf '{"n":1}\n{"n":2}\n{"n":3,\n{"n":4}\n' >"$T/in"
 	run ss-produce -b "$B" bad-fail <"$T/in"
 	[ "$status" -eq 1 ]
-	assert_output --partial 'ss-produce: stdin:3:'
+	assert_output --partial 'ss-produce: <stdin>:3:'
 	run kcat -C -b "$B" -t bad-fail -e -q
 	assert_output $'{"n":1}\n{"n":2}'
 }
@@ -93,7 +93,7 @@ teardown_file() { mock_stop; }
 	printf '{"n":1}\nnope\n{"n":3}\n' >"$T/in"
 	run ss-produce -b "$B" --on-error skip bad-skip <"$T/in"
 	assert_success
-	assert_output --partial 'stdin:2:'
+	assert_output --partial '<stdin>:2:'
 	run kcat -C -b "$B" -t bad-skip -e -q
 	assert_output $'{"n":1}\n{"n":3}'
 	run ss-produce -b "$B" --on-error "dead-letter=$T/dl" bad-dl <"$T/in"
@@ -107,9 +107,9 @@ teardown_file() { mock_stop; }
 	printf '%s\n' '{"p":0,"h":{"a":"1"}}' '{"p":"x"}' '{"p":0,"h":[1]}' '{"p":0,"v":{"base64":"%%%"}}' '{"p":0}' >"$T/in"
 	run ss-produce -b "$B" --dry-run --partition .p --headers .h --value '.v // .' --on-error skip bad-skip <"$T/in"
 	assert_success
-	assert_line --partial 'stdin:2: expected an integer (skipped)'
-	assert_line --partial 'stdin:3: headers must be an object (skipped)'
-	assert_line --partial 'stdin:4: invalid base64'
+	assert_line --partial '<stdin>:2: expected an integer (skipped)'
+	assert_line --partial '<stdin>:3: headers must be an object (skipped)'
+	assert_line --partial '<stdin>:4: invalid base64'
 	[ "$(echo "$output" | grep -c '^{"topic"')" -eq 2 ]
 }
 
@@ -124,7 +124,7 @@ teardown_file() { mock_stop; }
 	printf '{"p":0}\n{"p":5}\n{"p":1}\n' >"$T/in"
 	run ss-produce -b "$B" --partition .p parts <"$T/in"
 	[ "$status" -ne 0 ]
-	assert_output --partial 'stdin:2:'
+	assert_output --partial '<stdin>:2:'
 	[ "$(kcat -C -b "$B" -t parts -e -q | wc -l)" -eq 2 ]
 }
 

@@ -2,8 +2,7 @@
 # Scaling out on a real broker: topics weather and activity with 6 partitions keyed by
 # station (co-partitioned); three pipelines, each owning two partitions of both, together
 # produce exactly the output of one pipeline owning all six, which equals the brute-force
-# reference; each instance's memory stays within the single instance's. (--retain covers
-# the interleaving of the left partitions: pruning follows the newest left time.)
+# reference; each instance's memory stays within the single instance's.
 # And a cron backfill (scripts/ss-backfill) with --from/--until windows.
 bats_require_minimum_version 1.5.0
 load helpers

@@ -1,0 +1,287 @@
+/* --state-dir: the join of co-partitioned topics, one partition-join per partition
+ * number P, exactly as if one `ss-asof --state DIR/partition-P.db` ran per P on the
+ * records of left partition P and right partition P. Each file holds all of its
+ * partition-join's state, with the applied offsets of both topics' partition P, so the
+ * ownership of a partition can move between processes on one host: a process holds
+ * DIR/partition-P.lock (flock) while P is open, releases P once both inputs have been
+ * silent on it for --idle (an instance took it over in a group rebalance), and reopens
+ * it on its next record. A killed owner's locks go with it. The file is named after the
+ * partition number, not a topic: a right record may open it before any left record. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "asof_impl.h"
+#include "diag.h"
+
+#define LOCK_RETRY_NS (100 * INT64_C(1000000))
+#define LOCK_WAIT_NS (10 * INT64_C(1000000000))
+
+struct asof_slot {
+	int32_t partition;
+	ss_asof *j;   /* the open partition-join, or NULL (released) */
+	char *path;   /* DIR/partition-P.db, the state file */
+	int lock;     /* descriptor holding the flock while open, else -1 */
+	int64_t seen; /* monotonic time of its last record */
+	bool held;    /* released with held records in its file */
+};
+
+struct asof_dir {
+	char *path;
+	struct asof_slot *v;
+	size_t n, cap, last;
+};
+
+struct asof_dir *
+asof_dir_open(const char *path)
+{
+	struct asof_dir *d = ss_xmalloc(sizeof *d);
+
+	if (mkdir(path, 0777) != 0 && errno != EEXIST)
+		ss_diag_die(SS_EXIT_DATA, "%s: %s", path, strerror(errno));
+	*d = (struct asof_dir){.path = ss_xstrdup(path)};
+	return d;
+}
+
+static struct asof_slot *
+slot_get(struct asof_dir *d, int32_t partition)
+{
+	if (d->last < d->n && d->v[d->last].partition == partition)
+		return &d->v[d->last];
+	for (size_t i = 0; i < d->n; i++)
+		if (d->v[i].partition == partition)
+			return &d->v[d->last = i];
+	if (d->n == d->cap) {
+		d->cap = d->cap ? 2 * d->cap : 16;
+		d->v = ss_xrealloc(d->v, d->cap * sizeof *d->v);
+	}
+	struct asof_slot *s = &d->v[d->last = d->n++];
+	char path[4096];
+	snprintf(path, sizeof path, "%s/partition-%" PRId32 ".db", d->path, partition);
+	*s = (struct asof_slot){.partition = partition, .path = ss_xstrdup(path), .lock = -1};
+	return s;
+}
+
+/* Commit a partition-join, free its memory and drop its lock. */
+static void
+release(ss_asof *top, struct asof_slot *s)
+{
+	ss_asof *j = s->j;
+
+	asof_idle(j); /* results out before the state that says they are */
+	s->held = j->heap.n > 0 || j->spilled > 0;
+	asof_counters_add(&top->n, &j->n);
+	ss_asof_free(j);
+	s->j = NULL;
+	close(s->lock);
+	s->lock = -1;
+}
+
+/* Release the partitions silent on both inputs for --idle: their new owner may be
+ * waiting for them. */
+static void
+release_idle(ss_asof *top, int64_t now)
+{
+	struct asof_dir *d = top->dir;
+
+	for (size_t i = 0; i < d->n; i++)
+		if (d->v[i].j && now - d->v[i].seen >= top->o.idle)
+			release(top, &d->v[i]);
+}
+
+static bool
+try_lock(int fd, const char *path)
+{
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return true;
+	if (errno != EWOULDBLOCK && errno != EINTR)
+		ss_diag_die(SS_EXIT_DATA, "%s: lock: %s", path, strerror(errno));
+	return false;
+}
+
+/* Lock partition s; if another process holds it, wait for it to be released (wait) or
+ * give up (returns -1). Waiting releases our own idle partitions meanwhile, so two
+ * processes that swapped partitions do not wait for each other. */
+static int
+lock_slot(ss_asof *top, struct asof_slot *s, bool wait)
+{
+	char path[4200];
+	int fd;
+
+	snprintf(path, sizeof path, "%.*s.lock", (int)strlen(s->path) - 3, s->path);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0)
+		ss_diag_die(SS_EXIT_DATA, "%s: %s", path, strerror(errno));
+	if (try_lock(fd, path))
+		return fd;
+	if (!wait) {
+		close(fd);
+		return -1;
+	}
+	ss_diag_warn("waiting for %s, held by another process", s->path);
+	asof_idle(top);
+	/* its owner releases it after --idle without records, and needs a moment more */
+	int64_t bound = 2 * top->o.idle + LOCK_WAIT_NS;
+	int64_t deadline = ss_time_mono() + bound;
+	for (;;) {
+		nanosleep(&(struct timespec){.tv_nsec = LOCK_RETRY_NS}, NULL);
+		int64_t now = ss_time_mono();
+		release_idle(top, now);
+		if (try_lock(fd, path))
+			return fd;
+		if (now >= deadline)
+			ss_diag_die(SS_EXIT_TEMPFAIL, "%s: still held by another process after %" PRId64 "s",
+				    s->path, bound / 1000000000);
+	}
+}
+
+/* Open partition s: lock it, then load its state. */
+static void
+slot_open(ss_asof *top, struct asof_slot *s)
+{
+	s->lock = lock_slot(top, s, true);
+	s->j = asof_join_new(top, s->path);
+	s->held = false;
+}
+
+static ss_asof *
+route(ss_asof *top, const struct asof_in *in)
+{
+	struct asof_slot *s = slot_get(top->dir, in->env.partition);
+
+	if (s->j == NULL)
+		slot_open(top, s);
+	s->seen = ss_time_mono();
+	return s->j;
+}
+
+void
+asof_dir_left(ss_asof *top, const struct asof_in *in)
+{
+	asof_left(route(top, in), in);
+}
+
+void
+asof_dir_right(ss_asof *top, const struct asof_in *in)
+{
+	asof_right(route(top, in), in);
+}
+
+/* The right input ended: every partition-join finishes its held records, also those
+ * released meanwhile, unless another process owns them now (theirs to finish). */
+void
+asof_dir_right_end(ss_asof *top)
+{
+	struct asof_dir *d = top->dir;
+
+	for (size_t i = 0; i < d->n; i++) {
+		struct asof_slot *s = &d->v[i];
+		if (s->j) {
+			asof_right_end(s->j);
+		} else if (s->held && (s->lock = lock_slot(top, s, false)) >= 0) {
+			s->j = asof_join_new(top, s->path); /* finishes them as it loads */
+			s->held = false;
+		}
+	}
+}
+
+void
+asof_dir_tick(ss_asof *top)
+{
+	struct asof_dir *d = top->dir;
+
+	for (size_t i = 0; i < d->n; i++)
+		if (d->v[i].j)
+			asof_tick(d->v[i].j);
+	if (!top->right_eof) /* at the end, held records are finished, not released */
+		release_idle(top, ss_time_mono());
+}
+
+static int
+min_timeout(int a, int b)
+{
+	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
+}
+
+int
+asof_dir_timeout(const ss_asof *top)
+{
+	const struct asof_dir *d = top->dir;
+	int64_t now = ss_time_mono();
+	int t = -1;
+
+	for (size_t i = 0; i < d->n; i++) {
+		const struct asof_slot *s = &d->v[i];
+		if (s->j == NULL)
+			continue;
+		t = min_timeout(t, asof_poll_timeout(s->j));
+		if (!top->right_eof) {
+			int64_t left = s->seen + top->o.idle - now;
+			t = min_timeout(t, left <= 0 ? 0 : (int)(left / 1000000 + 1));
+		}
+	}
+	return t;
+}
+
+bool
+asof_dir_done(const ss_asof *top)
+{
+	const struct asof_dir *d = top->dir;
+
+	if (!top->left_eof)
+		return false;
+	if (top->right_eof)
+		return true;
+	for (size_t i = 0; i < d->n; i++) {
+		const struct asof_slot *s = &d->v[i];
+		if (s->held || (s->j && (s->j->heap.n > 0 || s->j->spilled > 0)))
+			return false;
+	}
+	return true;
+}
+
+void
+asof_dir_commit(ss_asof *top)
+{
+	struct asof_dir *d = top->dir;
+
+	for (size_t i = 0; i < d->n; i++)
+		if (d->v[i].j)
+			asof_idle(d->v[i].j);
+}
+
+void
+asof_dir_count(const ss_asof *top, struct asof_counters *sum, size_t *held)
+{
+	const struct asof_dir *d = top->dir;
+
+	for (size_t i = 0; i < d->n; i++) {
+		const ss_asof *j = d->v[i].j;
+		if (j == NULL)
+			continue;
+		asof_counters_add(sum, &j->n);
+		*held += j->heap.n + (size_t)j->spilled;
+	}
+}
+
+void
+asof_dir_free(ss_asof *top)
+{
+	struct asof_dir *d = top->dir;
+
+	for (size_t i = 0; i < d->n; i++) {
+		if (d->v[i].j)
+			release(top, &d->v[i]);
+		free(d->v[i].path);
+	}
+	free(d->v);
+	free(d->path);
+	free(d);
+	top->dir = NULL;
+}
