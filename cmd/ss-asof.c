@@ -18,7 +18,8 @@ static const char usage[] =
 	"               [--direction backward|forward|nearest] [--strict] [--tolerance DURATION]\n"
 	"               [--inner] [--emit eager|defer|revise] [--grace DURATION]\n"
 	"               [--max-delay DURATION] [--idle DURATION]\n"
-	"               [--right-partitions N] [--retain DURATION] [--select EXPR]\n"
+	"               [--right-partitions N] [--right-end finish|exit]\n"
+	"               [--retain DURATION] [--select EXPR]\n"
 	"               [--state DB | --state-dir DIR] [--late-file FILE]\n"
 	"               [--on-error fail|skip|dead-letter=FILE]\n"
 	"               [--ts-unit s|ms|us|ns] LEFT RIGHT\n"
@@ -27,7 +28,7 @@ static const char usage[] =
 enum {
 	OPT_ON = 256, OPT_LEFT_ON, OPT_RIGHT_ON, OPT_BY, OPT_LEFT_BY, OPT_RIGHT_BY, OPT_DIRECTION,
 	OPT_STRICT, OPT_TOLERANCE, OPT_INNER, OPT_EMIT, OPT_GRACE, OPT_SELECT, OPT_STATE, OPT_STATE_DIR,
-	OPT_RETAIN, OPT_MAX_DELAY, OPT_IDLE, OPT_RIGHT_PARTITIONS, OPT_LATE_FILE, OPT_ON_ERROR, OPT_TS_UNIT, OPT_LEFT_TOPIC, OPT_RIGHT_TOPIC,
+	OPT_RETAIN, OPT_MAX_DELAY, OPT_IDLE, OPT_RIGHT_PARTITIONS, OPT_LATE_FILE, OPT_ON_ERROR, OPT_TS_UNIT, OPT_LEFT_TOPIC, OPT_RIGHT_TOPIC, OPT_RIGHT_END,
 };
 
 static const struct option longopts[] = {
@@ -51,6 +52,7 @@ static const struct option longopts[] = {
 	{"idle", required_argument, NULL, OPT_IDLE},
 	{"right-partitions", required_argument, NULL, OPT_RIGHT_PARTITIONS},
 	{"late-file", required_argument, NULL, OPT_LATE_FILE},
+	{"right-end", required_argument, NULL, OPT_RIGHT_END},
 	{"left-topic", required_argument, NULL, OPT_LEFT_TOPIC},
 	{"right-topic", required_argument, NULL, OPT_RIGHT_TOPIC},
 	{"on-error", required_argument, NULL, OPT_ON_ERROR},
@@ -112,6 +114,7 @@ main(int argc, char **argv)
 {
 	static const char *const directions[] = {"backward", "forward", "nearest", NULL};
 	static const char *const emits[] = {"eager", "defer", "revise", NULL};
+	static const char *const right_ends[] = {"finish", "exit", NULL};
 	struct ss_errpolicy onerror = {.mode = SS_ONERROR_FAIL};
 	struct ss_asof_opts o = {.tolerance = -1, .max_delay = -1, .idle = DEFAULT_IDLE, .emit = SS_ASOF_DEFER,
 				 .onerror = &onerror, .unit = SS_TS_S};
@@ -140,6 +143,7 @@ main(int argc, char **argv)
 		case OPT_MAX_DELAY: o.max_delay = duration("--max-delay", optarg); break;
 		case OPT_IDLE: o.idle = duration("--idle", optarg); break;
 		case OPT_RIGHT_PARTITIONS: o.right_partitions = count("--right-partitions", optarg); break;
+		case OPT_RIGHT_END: o.right_end_exit = choice("--right-end", optarg, right_ends) == 1; break;
 		case OPT_LATE_FILE: o.late_file = optarg; break;
 		case OPT_LEFT_TOPIC: o.left_topic = optarg; break;
 		case OPT_RIGHT_TOPIC: o.right_topic = optarg; break;
@@ -170,6 +174,8 @@ main(int argc, char **argv)
 		ss_diag_usage_error(usage, "--left-by and --right-by go together");
 	if (o.state && o.state_dir)
 		ss_diag_usage_error(usage, "--state excludes --state-dir");
+	if (o.right_end_exit && !o.state && !o.state_dir)
+		ss_diag_usage_error(usage, "--right-end exit needs --state or --state-dir to keep held records in");
 	if (o.max_delay >= 0 && o.emit != SS_ASOF_DEFER)
 		ss_diag_usage_error(usage, "--max-delay applies to --emit defer only");
 

@@ -29,6 +29,8 @@ struct ss_asof_opts {
 	int64_t idle;          /* ns of wall clock after which a silent right partition
 				  no longer holds the watermark back */
 	int right_partitions;  /* enveloped right partitions to wait for at start, or 0 */
+	bool right_end_exit;   /* a right pipe ending before the left is not the end of the
+				  right stream: exit 75, held records kept in the state */
 	const char *select;    /* jq expression over each output object, or NULL */
 	const char *state;     /* SQLite state file, or NULL */
 	const char *state_dir; /* one state file per partition number, or NULL */

@@ -57,6 +57,19 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 	}
 }
 
+/* A consumer killed, or stopped by a broker outage, closes its pipe just as one that
+ * finished does. With --right-end exit the end of the right pipe before the left's is
+ * not taken for the end of the right stream: held records are not answered with what
+ * is known, but kept in the state for the next run (exit 75 commits it). */
+static void
+right_pipe_ended(ss_asof *j)
+{
+	if (j->o.right_end_exit && !j->left_eof)
+		ss_diag_die(SS_EXIT_TEMPFAIL, "%s: ended before %s: held records stay in the state; run again to resume",
+			    j->rname, j->lname);
+	asof_right_end(j);
+}
+
 /* Take up to BATCH ready lines from one side; false when it would block or ended. */
 static bool
 drain(ss_asof *j, ss_reader *rd, bool left)
@@ -73,7 +86,7 @@ drain(ss_asof *j, ss_reader *rd, bool left)
 			if (left)
 				j->left_eof = true;
 			else
-				asof_right_end(j);
+				right_pipe_ended(j);
 			return false;
 		}
 		if (!asof_parse(j, left, line, len, ss_reader_lineno(rd), in))

@@ -352,6 +352,31 @@ with open(sys.argv[2], "w") as l, open(sys.argv[3], "w") as r:
 	[[ "$stderr" == *"left 0 "*"replayed 400000"* ]]
 }
 
+@test "--right-end exit: a right pipe that ends before the left is not the end of the right stream" {
+	printf '%s\n' '{"topic":"wx","partition":0,"offset":0,"t":10,"v":"r10"}' >"$T/r1"
+	printf '%s\n' '{"topic":"act","partition":0,"offset":0,"t":15,"v":"l15"}' >"$T/l"
+	# the right consumer dies while the left one goes on: exit 75, nothing answered
+	run --separate-stderr ss-asof --on .t --state "$T/s.db" --right-end exit --select "$vv" \
+		<(cat "$T/l"; sleep 2) <(cat "$T/r1")
+	assert_failure 75
+	assert_output ''
+	[[ "$stderr" == *"ended before"*"held records stay in the state"* ]]
+	run sqlite3 "$T/s.db" 'SELECT count(*) FROM asof_held'
+	assert_output 1
+	# the next run, with the weather that came meanwhile, answers it right
+	printf '%s\n' '{"topic":"wx","partition":0,"offset":1,"t":12,"v":"r12"}' '{"topic":"wx","partition":0,"offset":2,"t":20,"v":"r20"}' >"$T/r2"
+	run --separate-stderr ss-asof --on .t --state "$T/s.db" --right-end exit --select "$vv" \
+		<(sleep 2) <(cat "$T/r2"; sleep 1)
+	assert_output '["l15","r12"]'
+	# by default the end of the right input is the end of the right stream
+	rm "$T/s.db"
+	run --separate-stderr ss-asof --on .t --state "$T/s.db" --select "$vv" <(cat "$T/l"; sleep 1) <(cat "$T/r1")
+	assert_success
+	assert_output '["l15","r10"]'
+	test_must_fail 2 ss-asof --on .t --right-end exit "$T/l" "$T/r1"
+	assert_output --partial '--right-end exit needs --state'
+}
+
 @test "--state: held records survive a restart" {
 	printf '%s\n' '{"topic":"wx","partition":0,"offset":0,"t":10,"v":"r10"}' >"$T/r1"
 	printf '%s\n' '{"topic":"act","partition":0,"offset":0,"t":15,"v":"l15"}' >"$T/l"
