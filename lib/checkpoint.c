@@ -237,7 +237,11 @@ static sqlite3 *
 db_open(const char *path, bool readonly)
 {
 	sqlite3 *db = NULL;
-	int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+	/* A reader opens a file it may write read-write all the same (and never writes): a
+	 * writer killed mid-transaction leaves a hot journal only such a connection can
+	 * roll back (see ss_store_open). */
+	int flags = !readonly ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE :
+		    access(path, W_OK) == 0 ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
 
 	if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK)
 		db_fail(db, "open");
