@@ -1,7 +1,8 @@
 /* Envelope extraction. Input: one JSON document (tools validate records first).
  * Properties: when ss_envelope_get says there is an envelope, jq finds the same topic
- * string, partition and offset; every document jq reads as an envelope with a plain
- * topic and integer partition/offset, rewritten canonically, is recognised. */
+ * string, partition and offset (offsets past 2^53, which jq holds as the nearest double,
+ * compared as doubles); every document jq reads as an envelope with a plain topic and
+ * integer partition/offset, rewritten canonically, is recognised. */
 #include <jv.h>
 #include <math.h>
 
@@ -10,14 +11,14 @@
 #include "jscan.h"
 
 static bool
-integer(jv v, double max, int64_t *out)
+integer(jv v, double max, double *out)
 {
 	if (jv_get_kind(v) != JV_KIND_NUMBER)
 		return false;
 	double d = jv_number_value(v);
 	if (d < 0 || d > max || d != floor(d))
 		return false;
-	*out = (int64_t)d;
+	*out = d;
 	return true;
 }
 
@@ -40,13 +41,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	jv topic = jv_object_get(jv_copy(doc), jv_string("topic"));
 	jv part = jv_object_get(jv_copy(doc), jv_string("partition"));
 	jv off = jv_object_get(jv_copy(doc), jv_string("offset"));
-	int64_t p, o;
+	double p, o;
 	bool jq_env = jv_get_kind(topic) == JV_KIND_STRING && integer(jv_copy(part), 2147483647.0, &p) &&
-		      integer(jv_copy(off), 9007199254740992.0, &o);
+		      integer(jv_copy(off), 9223372036854775807.0, &o);
 	if (got) {
-		if (!jq_env || strcmp(jv_string_value(topic), env.topic) != 0 || p != env.partition || o != env.offset)
+		if (!jq_env || strcmp(jv_string_value(topic), env.topic) != 0 || p != (double)env.partition ||
+		    o != (double)env.offset)
 			fuzz_fail("envelope %s/%d/%lld, jq sees otherwise", env.topic, env.partition, (long long)env.offset);
-	} else if (jq_env && strlen(jv_string_value(topic)) > 0 && strlen(jv_string_value(topic)) < 200 &&
+	} else if (jq_env && o <= 9007199254740992.0 && strlen(jv_string_value(topic)) > 0 && strlen(jv_string_value(topic)) < 200 &&
 		   !strpbrk(jv_string_value(topic), "\"\\") && ss_jscan_utf8(jv_string_value(topic), jv_string_value(topic) + strlen(jv_string_value(topic)))) {
 		char canon[512];
 		bool ctl = false;
