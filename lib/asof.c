@@ -243,27 +243,20 @@ parse_key(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
 
 /* Parse a line into in; false for a blank line or a rejected record (the policy has
  * reported it, or exited). */
-bool
-asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in)
+/* The fields of a validated record, and its envelope unless env_read says in->env
+ * already holds it. */
+static bool
+parse_valid(ss_asof *j, bool left, struct asof_in *in, bool env_read)
 {
-	const char *why;
 	ss_rec rec;
 	bool ok;
 
-	in->raw = raw;
-	in->len = len;
-	in->line = line;
-	if (ss_ndjson_blank(raw, len))
-		return false;
-	if (!ss_ndjson_valid(raw, len, &why)) {
-		reject(j, left, in, "invalid JSON", why);
-		return false;
-	}
-	ss_rec_init(&rec, raw, len);
+	ss_rec_init(&rec, in->raw, in->len);
 	ok = parse_time(j, left, in, &rec) && parse_key(j, left, in, &rec);
 	ss_rec_done(&rec);
 	/* envelopes give partition watermarks and left times, and --state's offsets */
-	in->has_env = ok && !(left && j->left_bare) && ss_envelope_get(raw, len, &in->env);
+	if (!env_read)
+		in->has_env = ok && !(left && j->left_bare) && ss_envelope_get(in->raw, in->len, &in->env);
 	if (ok && left && !j->left_seen) {
 		/* a left input without envelopes (a plain file) is not searched for them:
 		 * the fast path of one left time, unless the state needs the offsets */
@@ -277,29 +270,59 @@ asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, st
 	return ok;
 }
 
-int
-asof_side(ss_asof *j, const char *raw, size_t len, uint64_t line)
+static void
+locate(struct asof_in *in, const char *raw, size_t len, uint64_t line)
 {
-	struct asof_in in = {.raw = raw, .len = len, .line = line};
+	in->raw = raw;
+	in->len = len;
+	in->line = line;
+}
+
+bool
+asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in)
+{
+	const char *why;
+
+	locate(in, raw, len, line);
+	if (ss_ndjson_blank(raw, len))
+		return false;
+	if (!ss_ndjson_valid(raw, len, &why)) {
+		reject(j, left, in, "invalid JSON", why);
+		return false;
+	}
+	return parse_valid(j, left, in, false);
+}
+
+/* A line of the one input (--left-topic/--right-topic), validated once: its side from
+ * its envelope's topic, its fields. */
+bool
+asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *left)
+{
+	struct asof_in one, *in;
 	struct ss_envelope env;
 	const char *why;
 
+	locate(&one, raw, len, line);
 	if (ss_ndjson_blank(raw, len))
-		return -1;
+		return false;
 	if (!ss_ndjson_valid(raw, len, &why)) {
-		reject_unsided(j, &in, "invalid JSON", why);
-		return -1;
+		reject_unsided(j, &one, "invalid JSON", why);
+		return false;
 	}
 	if (!ss_envelope_get(raw, len, &env)) {
-		reject_unsided(j, &in, "", "--left-topic needs enveloped records (topic, partition, offset)");
-		return -1;
+		reject_unsided(j, &one, "", "--left-topic needs enveloped records (topic, partition, offset)");
+		return false;
 	}
-	if (strcmp(env.topic, j->o.left_topic) == 0)
-		return 1;
-	if (strcmp(env.topic, j->o.right_topic) == 0)
-		return 0;
-	reject_unsided(j, &in, env.topic, "a topic neither --left-topic nor --right-topic");
-	return -1;
+	if (strcmp(env.topic, j->o.left_topic) != 0 && strcmp(env.topic, j->o.right_topic) != 0) {
+		reject_unsided(j, &one, env.topic, "a topic neither --left-topic nor --right-topic");
+		return false;
+	}
+	*left = strcmp(env.topic, j->o.left_topic) == 0;
+	in = *left ? &j->lin : &j->rin;
+	locate(in, raw, len, line);
+	in->has_env = true;
+	in->env = env;
+	return parse_valid(j, *left, in, true);
 }
 
 /* ---- output ---- */

@@ -149,9 +149,9 @@ void asof_heap_fix(struct asof_heap *h, struct asof_held *x);
 
 /* asof.c: the engine, fed one parsed record at a time. */
 bool asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in);
-/* The side of a record of the one input (--left-topic/--right-topic): 1 left, 0 right,
- * -1 rejected (no envelope, or another topic). */
-int asof_side(ss_asof *j, const char *raw, size_t len, uint64_t line);
+/* A line of the one input (--left-topic/--right-topic), parsed into j->lin or j->rin as
+ * *left says; false for a blank or rejected one (another topic, no envelope). */
+bool asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *left);
 void asof_left(ss_asof *j, const struct asof_in *in);
 void asof_right(ss_asof *j, const struct asof_in *in);
 void asof_right_end(ss_asof *j);

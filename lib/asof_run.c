@@ -70,11 +70,20 @@ right_pipe_ended(ss_asof *j)
 	asof_right_end(j);
 }
 
+/* A parsed record to its side of the join. */
+static void
+apply(ss_asof *j, bool left)
+{
+	if (left)
+		asof_left(j, &j->lin);
+	else
+		asof_right(j, &j->rin);
+}
+
 /* Take up to BATCH ready lines from one side; false when it would block or ended. */
 static bool
 drain(ss_asof *j, ss_reader *rd, bool left)
 {
-	struct asof_in *in = left ? &j->lin : &j->rin;
 	const char *line;
 	size_t len;
 
@@ -89,12 +98,8 @@ drain(ss_asof *j, ss_reader *rd, bool left)
 				right_pipe_ended(j);
 			return false;
 		}
-		if (!asof_parse(j, left, line, len, ss_reader_lineno(rd), in))
-			continue;
-		if (left)
-			asof_left(j, in);
-		else
-			asof_right(j, in);
+		if (asof_parse(j, left, line, len, ss_reader_lineno(rd), left ? &j->lin : &j->rin))
+			apply(j, left);
 	}
 	return true;
 }
@@ -168,14 +173,9 @@ drain_one(ss_asof *j, ss_reader *rd)
 			asof_right_end(j);
 			return false;
 		}
-		int side = asof_side(j, line, len, ss_reader_lineno(rd));
-		struct asof_in *in = side == 1 ? &j->lin : &j->rin;
-		if (side < 0 || !asof_parse(j, side == 1, line, len, ss_reader_lineno(rd), in))
-			continue;
-		if (side == 1)
-			asof_left(j, in);
-		else
-			asof_right(j, in);
+		bool left;
+		if (asof_parse_one(j, line, len, ss_reader_lineno(rd), &left))
+			apply(j, left);
 	}
 	return true;
 }
