@@ -49,21 +49,16 @@ asof_part_get(struct asof_parts *ps, const char *topic, int32_t partition)
 	return p;
 }
 
-/* Recompute the effective watermark; true if it advanced. */
-bool
-asof_wm_update(ss_asof *j)
+/* The lowest newest time over bare (records without envelope) and the partitions heard
+ * from within --idle; the highest when every partition is idle, as then none holds the
+ * others back. Lowers *idle_next to when the first live partition turns idle. */
+static int64_t
+lowest_live(const ss_asof *j, const struct asof_parts *ps, int64_t bare, int64_t now, int64_t *idle_next)
 {
-	int64_t lo = j->maxr, hi = j->maxr;
-	int64_t now = j->rparts.n ? ss_time_mono() : 0;
+	int64_t lo = bare, hi = bare;
 
-	j->idle_next = INT64_MAX;
-	if ((size_t)j->o.right_partitions > j->rparts.n && now - j->started < j->o.idle) {
-		/* a partition not seen yet may be far behind the others */
-		j->idle_next = j->started + j->o.idle;
-		return false;
-	}
-	for (size_t i = 0; i < j->rparts.n; i++) {
-		const struct asof_part *p = &j->rparts.v[i];
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct asof_part *p = &ps->v[i];
 		if (p->maxt == ASOF_NONE)
 			continue;
 		if (p->maxt > hi)
@@ -72,12 +67,25 @@ asof_wm_update(ss_asof *j)
 			continue;
 		if (lo == ASOF_NONE || p->maxt < lo)
 			lo = p->maxt;
-		if (p->seen + j->o.idle < j->idle_next)
-			j->idle_next = p->seen + j->o.idle;
+		if (p->seen + j->o.idle < *idle_next)
+			*idle_next = p->seen + j->o.idle;
 	}
-	if (lo == ASOF_NONE)
-		lo = hi; /* every partition idle: none holds the others back */
-	int64_t wm = sat_sub(lo, j->o.grace);
+	return lo == ASOF_NONE ? hi : lo;
+}
+
+/* Recompute the effective watermark; true if it advanced. */
+bool
+asof_wm_update(ss_asof *j)
+{
+	int64_t now = j->rparts.n ? ss_time_mono() : 0;
+
+	j->idle_next = INT64_MAX;
+	if ((size_t)j->o.right_partitions > j->rparts.n && now - j->started < j->o.idle) {
+		/* a partition not seen yet may be far behind the others */
+		j->idle_next = j->started + j->o.idle;
+		return false;
+	}
+	int64_t wm = sat_sub(lowest_live(j, &j->rparts, j->maxr, now, &j->idle_next), j->o.grace);
 	if (wm == ASOF_NONE || (j->wm != ASOF_NONE && wm <= j->wm))
 		return false;
 	j->wm = wm;
@@ -120,21 +128,9 @@ asof_wm_timeout(const ss_asof *j)
 void
 asof_lw_update(ss_asof *j)
 {
-	int64_t lo = j->lw_bare, hi = j->lw_bare;
-	int64_t now = ss_time_mono();
+	int64_t idle_next = INT64_MAX;
 
-	for (size_t i = 0; i < j->lparts.n; i++) {
-		const struct asof_part *p = &j->lparts.v[i];
-		if (p->maxt == ASOF_NONE)
-			continue;
-		if (p->maxt > hi)
-			hi = p->maxt;
-		if (now - p->seen >= j->o.idle)
-			continue;
-		if (lo == ASOF_NONE || p->maxt < lo)
-			lo = p->maxt;
-	}
-	j->lw = lo == ASOF_NONE ? hi : lo; /* every partition idle: none holds history */
+	j->lw = lowest_live(j, &j->lparts, j->lw_bare, ss_time_mono(), &idle_next);
 }
 
 void
