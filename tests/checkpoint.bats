@@ -63,20 +63,7 @@ teardown() {
 
 @test "status reads a state file whose writer was killed mid-transaction (a hot journal)" {
 	wth 10:00 | hb activity weather >/dev/null
-	# as a writer killed before WAL mode: its pages written, the journal that undoes them left
-	python3 - "$T/st.db" <<-'EOF'
-		import os, sqlite3, sys
-		con = sqlite3.connect(sys.argv[1], isolation_level=None)
-		con.execute("PRAGMA journal_mode=DELETE")
-		con.execute("PRAGMA cache_size=2")
-		con.execute("BEGIN")
-		con.execute("DELETE FROM ss_checkpoint_dependency")
-		con.execute("CREATE TABLE pad(x)")
-		for i in range(500):
-		    con.execute("INSERT INTO pad VALUES (?)", ("x" * 1000,))
-		os._exit(0)
-	EOF
-	[ -s "$T/st.db-journal" ]
+	leave_hot_journal "$T/st.db" ss_checkpoint_dependency
 	run ss-checkpoint "$T/st.db" status activity --json
 	assert_success
 	[ "$(jq -r '.dependencies[0].marker' <<<"$output")" = "2023-01-01T10:00:00Z" ]

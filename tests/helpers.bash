@@ -27,3 +27,22 @@ test_must_fail() {
 		return 1
 	fi
 }
+
+# leave_hot_journal DB TABLE: as a writer killed mid-transaction before WAL mode (as
+# while it created the file): TABLE emptied in pages already written, the journal that
+# undoes it left behind. A reader must roll it back, not fail.
+leave_hot_journal() {
+	python3 - "$1" "$2" <<-'PY'
+		import os, sqlite3, sys
+		con = sqlite3.connect(sys.argv[1], isolation_level=None)
+		con.execute("PRAGMA journal_mode=DELETE")
+		con.execute("PRAGMA cache_size=2")
+		con.execute("BEGIN")
+		con.execute("DELETE FROM " + sys.argv[2])
+		con.execute("CREATE TABLE pad(x)")
+		for i in range(500):
+		    con.execute("INSERT INTO pad VALUES (?)", ("x" * 1000,))
+		os._exit(0)
+	PY
+	[ -s "$1-journal" ]
+}
