@@ -54,11 +54,12 @@ cache_instance() {
 	pids+=($!)
 }
 
-# stop_instance N: SIGTERM to the consumer (flush, commit, leave); both processes end.
+# stop_instance N [SINK]: SIGTERM to the consumer (flush, commit, leave); the sink
+# (cache, or asof) ends with its input.
 stop_instance() {
 	kill -TERM "$(cat "$T/consume.$1.pid")"
 	wait_gone "$(cat "$T/consume.$1.pid")" 30
-	wait_gone "$(cat "$T/cache.$1.pid")" 30
+	wait_gone "$(cat "$T/${2:-cache}.$1.pid")" 30
 }
 
 # wait_gone PID SECONDS
@@ -251,13 +252,6 @@ asof_instance() {
 	pids+=($!)
 }
 
-# stop_asof N: SIGTERM to the consumer; ss-asof ends with its input.
-stop_asof() {
-	kill -TERM "$(cat "$T/consume.$1.pid")"
-	wait_gone "$(cat "$T/consume.$1.pid")" 30
-	wait_gone "$(cat "$T/asof.$1.pid")" 30
-}
-
 kill_asof() {
 	kill -9 "$(cat "$T/consume.$1.pid")" "$(cat "$T/asof.$1.pid")"
 }
@@ -341,8 +335,8 @@ check_asof() {
 	wait "$producer"
 	wait_asof_applied "$act" 60
 	wait_asof_applied "$wx" 60
-	stop_asof 1
-	stop_asof 3
+	stop_instance 1 asof
+	stop_instance 3 asof
 	check_asof revise "$act" "$wx" "$T"/out.?
 	run cat "$T/consume.1.err" "$T/consume.3.err"
 	refute_output --partial 'handing them over'
@@ -368,7 +362,7 @@ check_asof() {
 	wait "$producer"
 	wait_asof_applied "$act" 60
 	wait_asof_applied "$wx" 60
-	for n in 1 2 3; do stop_asof $n; done
+	for n in 1 2 3; do stop_instance $n asof; done
 	check_asof defer "$act" "$wx" "$T"/out.?
 	# no crash: each left record emitted once over all instances
 	assert_equal "$(cat "$T"/out.? | wc -l)" "$(wc -l <"$T/$act.in")"
