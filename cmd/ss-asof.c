@@ -1,4 +1,5 @@
 /* ss-asof: the as-of ("nearby") join of two NDJSON streams. See ss-asof(1). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@ static const char usage[] =
 	"               [--max-delay DURATION] [--idle DURATION]\n"
 	"               [--right-partitions N] [--right-end finish|exit]\n"
 	"               [--retain DURATION] [--select EXPR]\n"
-	"               [--state DB | --state-dir DIR] [--late-file FILE]\n"
+	"               [--state DB | --state-dir DIR] [--acks FILE] [--late-file FILE]\n"
 	"               [--on-error fail|skip|dead-letter=FILE]\n"
 	"               [--ts-unit s|ms|us|ns] LEFT RIGHT\n"
 	"       ss-asof --left-topic TOPIC --right-topic TOPIC [option ...] INPUT\n";
@@ -29,6 +30,7 @@ enum {
 	OPT_ON = 256, OPT_LEFT_ON, OPT_RIGHT_ON, OPT_BY, OPT_LEFT_BY, OPT_RIGHT_BY, OPT_DIRECTION,
 	OPT_STRICT, OPT_TOLERANCE, OPT_INNER, OPT_EMIT, OPT_GRACE, OPT_SELECT, OPT_STATE, OPT_STATE_DIR,
 	OPT_RETAIN, OPT_MAX_DELAY, OPT_IDLE, OPT_RIGHT_PARTITIONS, OPT_LATE_FILE, OPT_ON_ERROR, OPT_TS_UNIT, OPT_LEFT_TOPIC, OPT_RIGHT_TOPIC, OPT_RIGHT_END,
+	OPT_ACKS,
 };
 
 static const struct option longopts[] = {
@@ -52,6 +54,7 @@ static const struct option longopts[] = {
 	{"idle", required_argument, NULL, OPT_IDLE},
 	{"right-partitions", required_argument, NULL, OPT_RIGHT_PARTITIONS},
 	{"late-file", required_argument, NULL, OPT_LATE_FILE},
+	{"acks", required_argument, NULL, OPT_ACKS},
 	{"right-end", required_argument, NULL, OPT_RIGHT_END},
 	{"left-topic", required_argument, NULL, OPT_LEFT_TOPIC},
 	{"right-topic", required_argument, NULL, OPT_RIGHT_TOPIC},
@@ -145,6 +148,7 @@ main(int argc, char **argv)
 		case OPT_RIGHT_PARTITIONS: o.right_partitions = count("--right-partitions", optarg); break;
 		case OPT_RIGHT_END: o.right_end_exit = choice("--right-end", optarg, right_ends) == 1; break;
 		case OPT_LATE_FILE: o.late_file = optarg; break;
+		case OPT_ACKS: o.acks = optarg; break;
 		case OPT_LEFT_TOPIC: o.left_topic = optarg; break;
 		case OPT_RIGHT_TOPIC: o.right_topic = optarg; break;
 		case OPT_ON_ERROR:
@@ -174,6 +178,8 @@ main(int argc, char **argv)
 		ss_diag_usage_error(usage, "--left-by and --right-by go together");
 	if (o.state && o.state_dir)
 		ss_diag_usage_error(usage, "--state excludes --state-dir");
+	if (o.acks && !o.state && !o.state_dir)
+		ss_diag_usage_error(usage, "--acks needs --state or --state-dir to keep results in");
 	if (o.right_end_exit && !o.state && !o.state_dir)
 		ss_diag_usage_error(usage, "--right-end exit needs --state or --state-dir to keep held records in");
 	if (o.max_delay >= 0 && o.emit != SS_ASOF_DEFER)
@@ -182,6 +188,13 @@ main(int argc, char **argv)
 	ss_writer *out = ss_writer_new(STDOUT_FILENO, "stdout");
 	ss_asof *j = ss_asof_new(&o, out);
 	int rc = o.left_topic ? ss_asof_run_one(j, argv[optind]) : ss_asof_run(j, argv[optind], argv[optind + 1]);
+	if (o.acks) {
+		/* its reader reports the last lines delivered once it sees the end of them */
+		ss_writer_flush(out);
+		if (close(STDOUT_FILENO) != 0)
+			ss_diag_die(SS_EXIT_DATA, "stdout: %s", strerror(errno));
+		ss_asof_await_delivery(j);
+	}
 	ss_asof_free(j);
 	ss_writer_free(out);
 	ss_errpolicy_close(&onerror);

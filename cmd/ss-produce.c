@@ -9,11 +9,12 @@
 static const char usage[] =
     "usage: ss-produce [--envelope] [--raw] [--dry-run] [-b brokers] [--key expr] [--value expr]\n"
     "                  [--headers expr] [--partition expr] [--timestamp expr] [--ts-unit unit]\n"
-    "                  [--on-error policy] [--timeout duration] [-X prop=val]... [-F file]... topic\n";
+    "                  [--on-error policy] [--timeout duration] [--acks file] [-X prop=val]...\n"
+    "                  [-F file]... topic\n";
 
 enum {
 	OPT_KEY = 256, OPT_VALUE, OPT_HEADERS, OPT_PARTITION, OPT_TIMESTAMP, OPT_TS_UNIT,
-	OPT_ENVELOPE, OPT_RAW, OPT_DRY_RUN, OPT_ON_ERROR, OPT_TIMEOUT,
+	OPT_ENVELOPE, OPT_RAW, OPT_DRY_RUN, OPT_ON_ERROR, OPT_TIMEOUT, OPT_ACKS,
 };
 
 static const struct option longopts[] = {
@@ -29,6 +30,7 @@ static const struct option longopts[] = {
 	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"on-error", required_argument, NULL, OPT_ON_ERROR},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"acks", required_argument, NULL, OPT_ACKS},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -87,6 +89,9 @@ main(int argc, char **argv)
 			break;
 		case OPT_TIMEOUT:
 			ss_kopts_set_timeout(&o.k, optarg, usage);
+			break;
+		case OPT_ACKS:
+			o.acks = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -106,6 +106,7 @@ state_open(ss_asof *j)
 {
 	j->st = j->spill = asof_state_open(j->o.state);
 	asof_state_load(j->st, j);
+	asof_outbox_resend(j);
 	asof_wm_update(j);
 	release_final(j);
 }
@@ -145,10 +146,16 @@ ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out)
 		j->select = compile_select(opts->select);
 	if (opts->late_file && (j->late = fopen(opts->late_file, "a")) == NULL)
 		ss_diag_die(SS_EXIT_DATA, "%s: cannot open: %m", opts->late_file);
+	if (opts->acks) {
+		j->acks = ss_acks_open(opts->acks);
+		ss_acks_start(j->acks); /* before the first line, resent ones included */
+	}
 	if (opts->state)
 		state_open(j);
-	if (opts->state_dir)
+	if (opts->state_dir) {
 		j->dir = asof_dir_open(opts->state_dir);
+		asof_dir_resend(j);
+	}
 	atexit_join = j;
 	atexit(exit_handler);
 	return j;
@@ -335,8 +342,7 @@ write_selected(ss_asof *j, const ss_buf *b, uint64_t line)
 		jv v = jq_next(j->select);
 		if (jv_is_valid(v)) {
 			jv s = jv_dump_string(v, 0);
-			ss_writer_puts(j->out, jv_string_value(s));
-			ss_writer_putc(j->out, '\n');
+			asof_out(j, jv_string_value(s), (size_t)jv_string_length_bytes(jv_copy(s)));
 			jv_free(s);
 			continue;
 		}
@@ -376,12 +382,10 @@ emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct asof_r
 		ss_buf_add(b, num, (size_t)snprintf(num, sizeof num, ",\"revision\":%" PRId64, revision));
 	}
 	ss_buf_addc(b, '}');
-	if (j->select) {
+	if (j->select)
 		write_selected(j, b, line);
-		return;
-	}
-	ss_buf_addc(b, '\n');
-	ss_writer_write(j->out, b->data, b->len);
+	else
+		asof_out(j, b->data, b->len);
 }
 
 /* ---- matching ---- */
@@ -861,9 +865,12 @@ asof_idle(void *arg)
 	ss_writer_flush(j->out);
 	if (j->late)
 		fflush(j->late);
+	if (j->acks)
+		j->delivered = ss_acks_delivered(j->acks);
 	if (j->dir)
 		asof_dir_commit(j);
 	if (j->st) {
+		asof_outbox_trim(j);
 		asof_state_meta(j->st, j);
 		asof_state_commit(j->st);
 		j->uncommitted = 0;
@@ -933,6 +940,8 @@ ss_asof_free(ss_asof *j)
 		free(h);
 	}
 	free(j->heap.v);
+	free(j->outbox.v);
+	ss_acks_close(j->acks);
 	free(j->rparts.v);
 	free(j->lparts.v);
 	asof_map_free(&j->keys);

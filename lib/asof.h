@@ -35,6 +35,8 @@ struct ss_asof_opts {
 	const char *state;     /* SQLite state file, or NULL */
 	const char *state_dir; /* one state file per partition number, or NULL */
 	const char *late_file; /* where late right records go, or NULL */
+	const char *acks;      /* results kept in the state until this acks file says they
+				  are delivered (lib/acks.h), or NULL */
 	const char *left_topic, *right_topic; /* one input of both topics (ss_asof_run_one) */
 	struct ss_errpolicy *onerror;
 	enum ss_tsunit unit;
@@ -52,6 +54,11 @@ int ss_asof_run(ss_asof *j, const char *left, const char *right);
  * left, opts.right_topic right, anything else a data error. Records are applied in the
  * order they come. */
 int ss_asof_run_one(ss_asof *j, const char *input);
+/* --acks, at the end of a run, after the caller flushed and closed the output (the
+ * deliverer's end of input): wait until the deliverer reports every line delivered, or
+ * reports nothing new for 2 s (what is left stays kept: at worst written twice), and
+ * drop the delivered ones from the state. */
+void ss_asof_await_delivery(ss_asof *j);
 /* Print the one-line summary (records, matches, late, expired) on stderr; done at exit
  * when there are late, expired, replayed or still held records. */
 void ss_asof_summary(const ss_asof *j);

@@ -7,6 +7,7 @@
  * silent on it for --idle (an instance took it over in a group rebalance), and reopens
  * it on its next record. A killed owner's locks go with it. The file is named after the
  * partition number, not a topic: a right record may open it before any left record. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -148,6 +149,35 @@ slot_open(ss_asof *top, struct asof_slot *s)
 	s->lock = lock_slot(top, s, true);
 	s->j = asof_join_new(top, s->path);
 	s->held = false;
+}
+
+/* Results an earlier run kept undelivered go out at start, not when their partition
+ * next has a record: it may have none for long. A partition another process holds is
+ * that one's to write again. Opened, a partition is released after --idle as usual. */
+void
+asof_dir_resend(ss_asof *top)
+{
+	struct asof_dir *d = top->dir;
+	DIR *dh = opendir(d->path);
+	struct dirent *e;
+	int32_t p;
+	char name[64];
+
+	if (dh == NULL)
+		ss_diag_die(SS_EXIT_DATA, "%s: %s", d->path, strerror(errno));
+	while ((e = readdir(dh)) != NULL) {
+		if (sscanf(e->d_name, "partition-%" SCNd32 ".db", &p) != 1)
+			continue;
+		snprintf(name, sizeof name, "partition-%" PRId32 ".db", p);
+		if (strcmp(name, e->d_name) != 0)
+			continue; /* its -wal, its -shm */
+		struct asof_slot *s = slot_get(d, p);
+		if (s->j != NULL || !asof_state_keeps_results(s->path) || (s->lock = lock_slot(top, s, false)) < 0)
+			continue;
+		s->j = asof_join_new(top, s->path);
+		s->seen = ss_time_mono();
+	}
+	closedir(dh);
 }
 
 static ss_asof *

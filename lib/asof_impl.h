@@ -9,6 +9,7 @@
 #include <jq.h>
 #include <stdio.h>
 
+#include "acks.h"
 #include "asof.h"
 #include "buf.h"
 #include "envelope.h"
@@ -88,6 +89,17 @@ struct asof_parts {
 	size_t n, cap, last;
 };
 
+/* --acks: a result written in this run and kept in the state until delivered. */
+struct asof_sent {
+	uint64_t line; /* its line number in this run's output */
+	int64_t row;   /* its row in the state's outbox */
+};
+
+struct asof_outbox {
+	struct asof_sent *v; /* oldest first, from v[head] */
+	size_t head, n, cap;
+};
+
 struct asof_counters {
 	uint64_t left, right, emitted, matched, late, expired, revisions, replayed;
 };
@@ -130,6 +142,11 @@ struct ss_asof {
 	uint64_t spilled;         /* held records on disk, not in memory */
 	int64_t spill_min_t;
 	struct asof_counters n; /* for the summary */
+	struct asof_outbox outbox; /* --acks: results not yet delivered */
+	ss_acks *acks;       /* the top join's --acks file, or NULL */
+	uint64_t lines_out;  /* top: lines written in this run */
+	uint64_t delivered;  /* top: of which delivered, as the acks file said at the last commit */
+	bool backlog_warned; /* top: told that results are piling up undelivered */
 };
 
 /* asof_hist.c: keys, right history, release heap. */
@@ -166,6 +183,8 @@ void asof_counters_add(struct asof_counters *sum, const struct asof_counters *c)
 
 /* asof_dir.c: --state-dir, the router over partition-joins. */
 struct asof_dir *asof_dir_open(const char *path);
+/* Open the partitions whose files keep results of an earlier run, to write them again. */
+void asof_dir_resend(ss_asof *top);
 /* Commit and release every partition-join, free the router. */
 void asof_dir_free(ss_asof *top);
 void asof_dir_left(ss_asof *top, const struct asof_in *in);
@@ -177,6 +196,13 @@ bool asof_dir_done(const ss_asof *top);
 void asof_dir_commit(ss_asof *top);
 /* Counters and held records of the open partition-joins, added to sum and *held. */
 void asof_dir_count(const ss_asof *top, struct asof_counters *sum, size_t *held);
+
+/* asof_outbox.c: --acks. Write one result line (without its newline). */
+void asof_out(ss_asof *j, const char *line, size_t len);
+/* Write the results the state kept undelivered again (a new run), first. */
+void asof_outbox_resend(ss_asof *j);
+/* Drop the results delivered by now from the state (in the open batch). */
+void asof_outbox_trim(ss_asof *j);
 
 /* asof_wm.c: the partition-aware right watermark and left time. */
 struct asof_part *asof_part_get(struct asof_parts *ps, const char *topic, int32_t partition);
@@ -209,6 +235,14 @@ void asof_state_meta(struct asof_state *st, const ss_asof *j);
 int64_t asof_state_revision_get(struct asof_state *st, const struct ss_envelope *env);
 void asof_state_revision_set(struct asof_state *st, const struct ss_envelope *env, int64_t rev);
 void asof_state_commit(struct asof_state *st);
+/* The outbox of --acks: put a result line (returns its row), drop rows up to row, and
+ * call fn for each kept row in order. */
+int64_t asof_state_outbox_put(struct asof_state *st, const char *line, size_t len);
+void asof_state_outbox_trim(struct asof_state *st, int64_t row);
+/* Does the state file at path keep results of an earlier run not known delivered? */
+bool asof_state_keeps_results(const char *path);
+size_t asof_state_outbox_each(struct asof_state *st, ss_asof *j,
+			      void (*fn)(ss_asof *, const char *, size_t, int64_t));
 size_t asof_state_unspill(struct asof_state *st, ss_asof *j, bool by_since, int64_t max, size_t limit,
 			  void (*fn)(ss_asof *, struct asof_held *));
 /* Oldest event time among spilled records, ASOF_NONE if none. */

@@ -11,7 +11,7 @@
 
 enum stmt {
 	RIGHT_PUT, RIGHT_DEL, HELD_PUT, HELD_DEL, META_PUT, REV_GET, REV_PUT, UNSPILL_P, UNSPILL_SINCE,
-	SPILL_MIN, PART_PUT, LPART_PUT, PRUNED_PUT, STMT_N
+	SPILL_MIN, PART_PUT, LPART_PUT, PRUNED_PUT, OUTBOX_PUT, OUTBOX_TRIM, STMT_N
 };
 
 static const char *const stmt_sql[STMT_N] = {
@@ -32,6 +32,8 @@ static const char *const stmt_sql[STMT_N] = {
 	[PART_PUT] = "INSERT OR REPLACE INTO asof_partition(topic, partition, maxt) VALUES (?1, ?2, ?3)",
 	[PRUNED_PUT] = "INSERT OR IGNORE INTO asof_pruned(key) VALUES (?1)",
 	[LPART_PUT] = "INSERT OR REPLACE INTO asof_left_partition(topic, partition, maxt) VALUES (?1, ?2, ?3)",
+	[OUTBOX_PUT] = "INSERT INTO asof_outbox(line) VALUES (?1)",
+	[OUTBOX_TRIM] = "DELETE FROM asof_outbox WHERE id <= ?1",
 };
 
 static const char schema[] =
@@ -52,7 +54,8 @@ static const char schema[] =
 	" maxt INTEGER NOT NULL, PRIMARY KEY(topic, partition)) WITHOUT ROWID;"
 	"CREATE TABLE IF NOT EXISTS asof_pruned(key BLOB PRIMARY KEY) WITHOUT ROWID;"
 	"CREATE TABLE IF NOT EXISTS asof_left_partition(topic TEXT NOT NULL, partition INTEGER NOT NULL,"
-	" maxt INTEGER NOT NULL, PRIMARY KEY(topic, partition)) WITHOUT ROWID;";
+	" maxt INTEGER NOT NULL, PRIMARY KEY(topic, partition)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS asof_outbox(id INTEGER PRIMARY KEY, line TEXT NOT NULL);";
 
 struct asof_state {
 	ss_store *store;
@@ -250,6 +253,44 @@ asof_state_revision_set(struct asof_state *s, const struct ss_envelope *env, int
 	write_step(s, st);
 }
 
+/* ---- the outbox (--acks) ---- */
+
+int64_t
+asof_state_outbox_put(struct asof_state *s, const char *line, size_t len)
+{
+	sqlite3_stmt *st = stmt(s, OUTBOX_PUT);
+
+	sqlite3_bind_text(st, 1, line, (int)len, SQLITE_STATIC);
+	write_step(s, st);
+	return sqlite3_last_insert_rowid(s->db);
+}
+
+void
+asof_state_outbox_trim(struct asof_state *s, int64_t row)
+{
+	sqlite3_stmt *st = stmt(s, OUTBOX_TRIM);
+
+	sqlite3_bind_int64(st, 1, row);
+	write_step(s, st);
+}
+
+/* A look from outside (no handle, no schema made): has the file outbox rows? */
+bool
+asof_state_keeps_results(const char *path)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	bool kept = false;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT 1 FROM asof_outbox LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+		kept = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+	return kept;
+}
+
 /* ---- loading ---- */
 
 static sqlite3_stmt *
@@ -395,6 +436,21 @@ asof_state_spill_min(struct asof_state *s)
 		t = sqlite3_column_int64(st, 0);
 	sqlite3_reset(st);
 	return t;
+}
+
+size_t
+asof_state_outbox_each(struct asof_state *s, ss_asof *j, void (*fn)(ss_asof *, const char *, size_t, int64_t))
+{
+	sqlite3_stmt *st = query(s, "SELECT id, line FROM asof_outbox ORDER BY id");
+	size_t n = 0;
+
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		fn(j, (const char *)sqlite3_column_text(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+		   sqlite3_column_int64(st, 0));
+		n++;
+	}
+	sqlite3_finalize(st);
+	return n;
 }
 
 void

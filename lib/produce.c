@@ -1,7 +1,9 @@
 /* produce: NDJSON lines to Kafka records (see produce.h).
  * Each line is handed to librdkafka as soon as it is read (linger.ms is small), and
- * delivery reports are served between lines and while waiting for input. The input line
- * number rides along as the record's opaque, so a failed delivery names its line. */
+ * delivery reports are served between lines and while waiting for input. Records in
+ * flight are kept in the order sent with their input line numbers (the opaque is the
+ * send number), so a failed delivery names its line and --acks can count the lines
+ * delivered: every line before the oldest record not yet delivered. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -9,12 +11,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "acks.h"
 #include "diag.h"
 #include "expr.h"
 #include "jscan.h"
 #include "produce.h"
 
 #define MAX_REPORTED 10
+#define ACKS_EVERY_NS (100 * INT64_C(1000000))
+
+/* Records handed to librdkafka and not yet delivered, oldest first. A record that
+ * failed is never done: it stops the count of delivered lines where it is. */
+struct inflight {
+	uint64_t *line; /* the input line of each */
+	bool *done;
+	uint64_t first; /* send number of the oldest */
+	size_t head, n, cap;
+};
 
 /* Where one part of a record comes from: an expression, or a member of an envelope. */
 struct field {
@@ -31,6 +44,10 @@ struct producer {
 	ss_writer *dry;
 	struct field key, value, headers, partition, timestamp;
 	ss_buf line;
+	struct inflight fl;
+	ss_acks *acks;     /* --acks, or NULL */
+	bool joined;       /* the writer's run adopted (at the first line) */
+	int64_t acked_at;  /* monotonic time of the last report */
 	char errbuf[512];
 	uint64_t failed;
 	int fail_status;
@@ -64,18 +81,89 @@ ss_produce_opts_init(struct ss_produce_opts *o)
 	o->in_name = "<stdin>";
 }
 
+/* ---- records in flight ---- */
+
+static size_t
+inflight_slot(const struct inflight *f, uint64_t sendno)
+{
+	return (f->head + (size_t)(sendno - f->first)) % f->cap;
+}
+
+/* Append the record sent as number f->first + f->n (also one librdkafka refused: it is
+ * never delivered). */
+static void
+inflight_push(struct inflight *f, uint64_t line)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 1024;
+		uint64_t *l = ss_xmalloc(cap * sizeof *l);
+		bool *d = ss_xmalloc(cap * sizeof *d);
+		for (size_t i = 0; i < f->n; i++) {
+			l[i] = f->line[(f->head + i) % f->cap];
+			d[i] = f->done[(f->head + i) % f->cap];
+		}
+		free(f->line);
+		free(f->done);
+		*f = (struct inflight){.line = l, .done = d, .first = f->first, .n = f->n, .cap = cap};
+	}
+	size_t i = (f->head + f->n++) % f->cap;
+	f->line[i] = line;
+	f->done[i] = false;
+}
+
+/* Mark a record delivered; drop the delivered ones from the front. */
+static void
+inflight_done(struct inflight *f, uint64_t sendno)
+{
+	f->done[inflight_slot(f, sendno)] = true;
+	while (f->n > 0 && f->done[f->head]) {
+		f->head = (f->head + 1) % f->cap;
+		f->first++;
+		f->n--;
+	}
+}
+
+/* Input lines all of whose records are delivered: those before the oldest in flight. */
+static uint64_t
+lines_delivered(const struct producer *pr)
+{
+	if (pr->fl.n > 0)
+		return pr->fl.line[pr->fl.head] - 1;
+	return ss_reader_lineno(pr->in);
+}
+
+/* --acks: tell the writer of our input how far it is delivered (at most every
+ * ACKS_EVERY_NS unless forced: each report is a SQLite transaction). */
+static void
+report_acks(struct producer *pr, bool force)
+{
+	int64_t now;
+
+	if (pr->acks == NULL || !pr->joined)
+		return;
+	now = ss_time_mono();
+	if (!force && now - pr->acked_at < ACKS_EVERY_NS)
+		return;
+	pr->acked_at = now;
+	ss_acks_report(pr->acks, lines_delivered(pr));
+}
+
 static void
 dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
 	struct producer *pr = opaque;
+	uint64_t sendno = (uint64_t)(uintptr_t)m->_private;
 	int status;
 
 	(void)rk;
-	if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR)
+	if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		inflight_done(&pr->fl, sendno);
 		return;
+	}
 	if (pr->failed++ < MAX_REPORTED)
 		ss_diag_warn("%s:%llu: not delivered: %s", pr->o->in_name,
-			     (unsigned long long)(uintptr_t)m->_private, rd_kafka_err2str(m->err));
+			     (unsigned long long)pr->fl.line[inflight_slot(&pr->fl, sendno)],
+			     rd_kafka_err2str(m->err));
 	status = ss_kafka_exit_code(m->err);
 	if (pr->fail_status != SS_EXIT_TEMPFAIL)
 		pr->fail_status = status;
@@ -296,7 +384,7 @@ print_dry(struct producer *pr, const struct record *r)
 static void
 send_record(struct producer *pr, struct record *r, uint64_t lineno)
 {
-	void *opaque = (void *)(uintptr_t)lineno;
+	void *opaque = (void *)(uintptr_t)(pr->fl.first + pr->fl.n);
 	rd_kafka_resp_err_t err;
 
 	for (;;) {
@@ -327,10 +415,12 @@ send_record(struct producer *pr, struct record *r, uint64_t lineno)
 		if (pr->fail_status != SS_EXIT_TEMPFAIL)
 			pr->fail_status = ss_kafka_exit_code(err);
 	}
+	inflight_push(&pr->fl, lineno);
 	/* Delivery reports: served here in bulk, and whenever the input pauses. Sending does
 	 * not wait for this: librdkafka's threads send within linger.ms. */
 	if (++pr->unpolled >= 1000) {
 		rd_kafka_poll(pr->rk, 0);
+		report_acks(pr, false);
 		pr->unpolled = 0;
 	}
 }
@@ -339,8 +429,10 @@ static void
 reject(struct producer *pr, const char *line, size_t len, const char *why)
 {
 	/* under "fail", every line before this one is delivered before the run stops */
-	if (pr->o->onerror.mode == SS_ONERROR_FAIL)
+	if (pr->o->onerror.mode == SS_ONERROR_FAIL) {
 		flush_all(pr);
+		report_acks(pr, true);
+	}
 	ss_errpolicy_reject(&pr->o->onerror, pr->o->in_name, ss_reader_lineno(pr->in), line, len, why);
 }
 
@@ -351,6 +443,10 @@ handle_line(struct producer *pr, const char *line, size_t len)
 	const char *why = NULL;
 	ss_rec rec;
 
+	if (pr->acks != NULL && !pr->joined) {
+		ss_acks_join(pr->acks);
+		pr->joined = true;
+	}
 	if (len > 0 && line[len - 1] == '\r')
 		len--;
 	if (ss_ndjson_blank(line, len))
@@ -402,6 +498,7 @@ read_input(struct producer *pr)
 			ss_writer_flush(pr->dry);
 		else
 			rd_kafka_poll(pr->rk, 0);
+		report_acks(pr, false);
 		(void)poll(&pfd, 1, 100);
 	}
 }
@@ -451,18 +548,24 @@ ss_produce_run(struct ss_produce_opts *o)
 	field_init(&pr.partition, o->partition, "--partition", NULL, o->envelope);
 	field_init(&pr.timestamp, o->timestamp, "--timestamp", ".timestamp", o->envelope);
 	pr.in = ss_reader_new(o->in_fd, o->in_name, false);
+	if (o->acks != NULL)
+		pr.acks = ss_acks_open(o->acks);
 	if (o->dry_run)
 		pr.dry = ss_writer_new(1, "stdout");
 	else
 		connect_producer(&pr);
 	read_input(&pr);
+	flush_all(&pr);
+	report_acks(&pr, true);
 	if (pr.dry != NULL) {
 		ss_writer_free(pr.dry);
 	} else {
-		flush_all(&pr);
 		rd_kafka_topic_destroy(pr.rkt);
 		rd_kafka_destroy(pr.rk);
 	}
+	ss_acks_close(pr.acks);
+	free(pr.fl.line);
+	free(pr.fl.done);
 	if (pr.failed > MAX_REPORTED)
 		ss_diag_warn("%llu records not delivered in all", (unsigned long long)pr.failed);
 	status = pr.failed > 0 ? pr.fail_status : 0;

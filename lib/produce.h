@@ -17,6 +17,7 @@ struct ss_produce_opts {
 	bool raw;                 /* lines are values as they are: no JSON check */
 	bool dry_run;
 	struct ss_errpolicy onerror;
+	const char *acks;         /* file to report delivered input lines to, or NULL */
 	int in_fd;
 	const char *in_name;
 };
