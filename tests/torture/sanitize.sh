@@ -87,6 +87,9 @@ if [ -x bin/ss-asof ]; then
 		vg "ss-asof --emit $mode" "$W/empty" bin/ss-asof "$W/left" "$W/right" --on .t --by .station --emit "$mode"
 		vg "ss-asof --emit $mode --state" "$W/empty" bin/ss-asof "$W/left" "$W/right" --on .t --by .station --emit "$mode" --state "$W/a-$mode.db"
 	done
+	# results kept (nobody reports them delivered), then written again by the next run
+	vg "ss-asof --acks" "$W/empty" bin/ss-asof "$W/left" "$W/right" --on .t --by .station --emit revise --state "$W/ak.db" --acks "$W/ak.acks"
+	vg "ss-asof --acks again" "$W/empty" bin/ss-asof "$W/empty" "$W/empty" --on .t --by .station --emit revise --state "$W/ak.db" --acks "$W/ak.acks"
 fi
 if [ -x bin/ss-checkpoint ]; then
 	vg "ss-checkpoint heartbeat" "$W/env" bin/ss-checkpoint "$W/k.db" heartbeat act wx --ts .timestamp --ts-unit ms
@@ -106,6 +109,7 @@ if [ -x bin/ss-produce ] && [ -x bin/ss-consume ] && [ -x bin/ss-mock-broker ]; 
 	brokers=$(sed -n 's/^BROKERS=//p' "$W/mock")
 	vg "ss-produce" "$W/env" bin/ss-produce -b "$brokers" --key .key vg
 	vg "ss-produce --envelope" "$W/env" bin/ss-produce -b "$brokers" --envelope vg
+	vg "ss-produce --acks" "$W/env" bin/ss-produce -b "$brokers" --acks "$W/ak.acks" vg
 	vg "ss-consume -e" "$W/empty" bin/ss-consume -b "$brokers" -e vg
 	vg "ss-consume --offsets-from" "$W/empty" bin/ss-consume -b "$brokers" -e --offsets-from "$W/c.db" vg
 	exec 9>&-
