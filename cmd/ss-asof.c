@@ -19,7 +19,7 @@ static const char usage[] =
 	"               [--direction backward|forward|nearest] [--strict] [--tolerance DURATION]\n"
 	"               [--inner] [--emit eager|defer|revise] [--grace DURATION]\n"
 	"               [--max-delay DURATION] [--idle DURATION]\n"
-	"               [--right-partitions N] [--right-end finish|exit]\n"
+	"               [--right-partitions N] [--right-end finish|exit] [--right-end-file FILE]\n"
 	"               [--retain DURATION] [--select EXPR]\n"
 	"               [--state DB | --state-dir DIR] [--acks FILE] [--late-file FILE]\n"
 	"               [--on-error fail|skip|dead-letter=FILE]\n"
@@ -30,7 +30,7 @@ enum {
 	OPT_ON = 256, OPT_LEFT_ON, OPT_RIGHT_ON, OPT_BY, OPT_LEFT_BY, OPT_RIGHT_BY, OPT_DIRECTION,
 	OPT_STRICT, OPT_TOLERANCE, OPT_INNER, OPT_EMIT, OPT_GRACE, OPT_SELECT, OPT_STATE, OPT_STATE_DIR,
 	OPT_RETAIN, OPT_MAX_DELAY, OPT_IDLE, OPT_RIGHT_PARTITIONS, OPT_LATE_FILE, OPT_ON_ERROR, OPT_TS_UNIT, OPT_LEFT_TOPIC, OPT_RIGHT_TOPIC, OPT_RIGHT_END,
-	OPT_ACKS,
+	OPT_ACKS, OPT_RIGHT_END_FILE,
 };
 
 static const struct option longopts[] = {
@@ -55,6 +55,7 @@ static const struct option longopts[] = {
 	{"right-partitions", required_argument, NULL, OPT_RIGHT_PARTITIONS},
 	{"late-file", required_argument, NULL, OPT_LATE_FILE},
 	{"acks", required_argument, NULL, OPT_ACKS},
+	{"right-end-file", required_argument, NULL, OPT_RIGHT_END_FILE},
 	{"right-end", required_argument, NULL, OPT_RIGHT_END},
 	{"left-topic", required_argument, NULL, OPT_LEFT_TOPIC},
 	{"right-topic", required_argument, NULL, OPT_RIGHT_TOPIC},
@@ -149,6 +150,7 @@ main(int argc, char **argv)
 		case OPT_RIGHT_END: o.right_end_exit = choice("--right-end", optarg, right_ends) == 1; break;
 		case OPT_LATE_FILE: o.late_file = optarg; break;
 		case OPT_ACKS: o.acks = optarg; break;
+		case OPT_RIGHT_END_FILE: o.right_end_file = optarg; break;
 		case OPT_LEFT_TOPIC: o.left_topic = optarg; break;
 		case OPT_RIGHT_TOPIC: o.right_topic = optarg; break;
 		case OPT_ON_ERROR:
@@ -182,6 +184,8 @@ main(int argc, char **argv)
 		ss_diag_usage_error(usage, "--acks needs --state or --state-dir to keep results in");
 	if (o.right_end_exit && !o.state && !o.state_dir)
 		ss_diag_usage_error(usage, "--right-end exit needs --state or --state-dir to keep held records in");
+	if (o.right_end_file && !o.state && !o.state_dir)
+		ss_diag_usage_error(usage, "--right-end-file needs --state or --state-dir to keep held records in");
 	if (o.max_delay >= 0 && o.emit != SS_ASOF_DEFER)
 		ss_diag_usage_error(usage, "--max-delay applies to --emit defer only");
 

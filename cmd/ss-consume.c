@@ -12,12 +12,13 @@
 static const char usage[] =
     "usage: ss-consume [-e] [-b brokers] [-G group] [-p partitions] [-o offset] [-c count]\n"
     "                  [--from time] [--until time] [--offsets-from path] [--checkpoint db:name]\n"
-    "                  [--key-format fmt] [--value-format fmt] [--timeout duration] [--progress]\n"
+    "                  [--end-file file] [--key-format fmt] [--value-format fmt]\n"
+    "                  [--timeout duration] [--progress]\n"
     "                  [-X prop=val]... [-F file]... topic...\n";
 
 enum {
 	OPT_FROM = 256, OPT_UNTIL, OPT_OFFSETS_FROM, OPT_CHECKPOINT, OPT_KEY_FORMAT,
-	OPT_VALUE_FORMAT, OPT_TIMEOUT, OPT_PROGRESS,
+	OPT_VALUE_FORMAT, OPT_TIMEOUT, OPT_PROGRESS, OPT_END_FILE,
 };
 
 static const struct option longopts[] = {
@@ -31,6 +32,7 @@ static const struct option longopts[] = {
 	{"until", required_argument, NULL, OPT_UNTIL},
 	{"offsets-from", required_argument, NULL, OPT_OFFSETS_FROM},
 	{"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
+	{"end-file", required_argument, NULL, OPT_END_FILE},
 	{"key-format", required_argument, NULL, OPT_KEY_FORMAT},
 	{"value-format", required_argument, NULL, OPT_VALUE_FORMAT},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
@@ -115,6 +117,9 @@ main(int argc, char **argv)
 		case OPT_CHECKPOINT:
 			checkpoint_arg(&o, optarg);
 			break;
+		case OPT_END_FILE:
+			o.end_file = optarg;
+			break;
 		case OPT_KEY_FORMAT:
 		case OPT_VALUE_FORMAT:
 			if (!ss_kfmt_parse(optarg, ch == OPT_KEY_FORMAT ? &o.key_fmt : &o.value_fmt))
@@ -140,6 +145,8 @@ main(int argc, char **argv)
 		ss_diag_usage_error(usage, "-o stored needs a group (-G)");
 	if (o.group != NULL && (o.npartitions > 0 || o.npstarts > 0))
 		ss_diag_usage_error(usage, "-p and -o P:OFFSET assign partitions statically: not with -G");
+	if (o.end_file != NULL && !o.exit_at_end && o.count < 0 && !o.until_set)
+		ss_diag_usage_error(usage, "--end-file needs an end: -e, -c or --until");
 	o.topics = argv + optind;
 	o.ntopics = argc - optind;
 	int status = ss_consume_run(&o);

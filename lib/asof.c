@@ -847,6 +847,14 @@ asof_left(ss_asof *j, const struct asof_in *in)
 	checkpoint(j);
 }
 
+bool
+asof_applied(ss_asof *j, const struct ss_envelope *env)
+{
+	if (j->dir)
+		return asof_dir_applied(j, env);
+	return j->st != NULL && asof_state_seen(j->st, env);
+}
+
 void
 asof_right_end(ss_asof *j)
 {

@@ -31,6 +31,8 @@ struct ss_asof_opts {
 	int right_partitions;  /* enveloped right partitions to wait for at start, or 0 */
 	bool right_end_exit;   /* a right pipe ending before the left is not the end of the
 				  right stream: exit 75, held records kept in the state */
+	const char *right_end_file; /* nor is one ending without this file (ss-consume
+				       --end-file), or NULL */
 	const char *select;    /* jq expression over each output object, or NULL */
 	const char *state;     /* SQLite state file, or NULL */
 	const char *state_dir; /* one state file per partition number, or NULL */

@@ -21,6 +21,7 @@
 
 #include "asof_impl.h"
 #include "diag.h"
+#include "store.h"
 
 #define LOCK_RETRY_NS (100 * INT64_C(1000000))
 #define LOCK_WAIT_NS (10 * INT64_C(1000000000))
@@ -284,6 +285,33 @@ asof_dir_commit(ss_asof *top)
 	for (size_t i = 0; i < d->n; i++)
 		if (d->v[i].j)
 			asof_idle(d->v[i].j);
+}
+
+void
+asof_dir_ended(ss_asof *top, int32_t partition)
+{
+	struct asof_slot *s = slot_get(top->dir, partition);
+
+	if (s->j == NULL && access(s->path, F_OK) == 0)
+		s->held = true; /* perhaps: opening it finishes what it holds */
+}
+
+/* The partition's open join knows; a released or foreign partition's file says. */
+bool
+asof_dir_applied(ss_asof *top, const struct ss_envelope *env)
+{
+	struct asof_slot *s = slot_get(top->dir, env->partition);
+	ss_store *st;
+	bool applied;
+
+	if (s->j != NULL)
+		return asof_state_seen(s->j->st, env);
+	if (access(s->path, F_OK) != 0)
+		return false;
+	st = ss_store_open(s->path, SS_STORE_READONLY);
+	applied = ss_store_offset_is_applied(st, env);
+	ss_store_close(st);
+	return applied;
 }
 
 void

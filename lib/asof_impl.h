@@ -177,6 +177,9 @@ int asof_poll_timeout(const ss_asof *j);
 bool asof_done(const ss_asof *j);
 void asof_idle(void *j);
 void asof_held_link(ss_asof *j, struct asof_held *h);
+/* Has this enveloped right or left record been applied, in this run or an earlier one
+ * (the state's offsets)? */
+bool asof_applied(ss_asof *j, const struct ss_envelope *env);
 /* A partition-join of top with its state in path (borrowed until ss_asof_free). */
 ss_asof *asof_join_new(ss_asof *top, const char *path);
 void asof_counters_add(struct asof_counters *sum, const struct asof_counters *c);
@@ -194,6 +197,10 @@ void asof_dir_tick(ss_asof *top);
 int asof_dir_timeout(const ss_asof *top);
 bool asof_dir_done(const ss_asof *top);
 void asof_dir_commit(ss_asof *top);
+bool asof_dir_applied(ss_asof *top, const struct ss_envelope *env);
+/* The right stream of this partition ended (its consumer said so): its held records
+ * are finished at the right end even if no record of it came in this run. */
+void asof_dir_ended(ss_asof *top, int32_t partition);
 /* Counters and held records of the open partition-joins, added to sum and *held. */
 void asof_dir_count(const ss_asof *top, struct asof_counters *sum, size_t *held);
 

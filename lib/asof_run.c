@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
 #include "asof_impl.h"
@@ -58,15 +59,59 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 }
 
 /* A consumer killed, or stopped by a broker outage, closes its pipe just as one that
- * finished does. With --right-end exit the end of the right pipe before the left's is
- * not taken for the end of the right stream: held records are not answered with what
- * is known, but kept in the state for the next run (exit 75 commits it). */
+ * finished does. With --right-end exit the end of the right pipe before the left's, and
+ * with --right-end-file an end without that file (which ss-consume --end-file writes
+ * when it read all it was asked to), are not taken for the end of the right stream:
+ * held records are not answered with what is known, but kept in the state for the next
+ * run (exit 75 commits it). */
+/* Did the right stream end as --right-end-file says? The file exists, and every record
+ * it names as the last its consumer wrote is applied: a file a killed consumer's
+ * predecessor left (one removes it at start, and may be killed before) counts only if
+ * the join has all that predecessor read. */
+static bool
+right_end_confirmed(ss_asof *j)
+{
+	const char *path = j->o.right_end_file, *name;
+	FILE *f = fopen(path, "r");
+	char buf[1024];
+	bool ok = f != NULL;
+
+	while (ok && fgets(buf, sizeof buf, f) != NULL) {
+		jv v = jv_parse(buf);
+		jv topic = jv_object_get(jv_copy(v), jv_string("topic"));
+		jv part = jv_object_get(jv_copy(v), jv_string("partition"));
+		jv last = jv_object_get(v, jv_string("last"));
+		struct ss_envelope env = {.offset = -1};
+		name = jv_get_kind(topic) == JV_KIND_STRING ? jv_string_value(topic) : "";
+		ok = jv_get_kind(part) == JV_KIND_NUMBER && strlen(name) > 0 && strlen(name) < sizeof env.topic;
+		if (ok) {
+			strcpy(env.topic, name);
+			env.partition = (int32_t)jv_number_value(part);
+			if (j->dir)
+				asof_dir_ended(j, env.partition);
+		}
+		if (ok && jv_get_kind(last) == JV_KIND_NUMBER) {
+			env.offset = (int64_t)jv_number_value(last);
+			ok = asof_applied(j, &env);
+		}
+		jv_free(topic);
+		jv_free(part);
+		jv_free(last);
+	}
+	if (f != NULL)
+		fclose(f);
+	return ok;
+}
+
 static void
 right_pipe_ended(ss_asof *j)
 {
 	if (j->o.right_end_exit && !j->left_eof)
 		ss_diag_die(SS_EXIT_TEMPFAIL, "%s: ended before %s: held records stay in the state; run again to resume",
 			    j->rname, j->lname);
+	if (j->o.right_end_file && !right_end_confirmed(j))
+		ss_diag_die(SS_EXIT_TEMPFAIL, "%s: ended without %s (its consumer did not finish): held records "
+			    "stay in the state; run again to resume", j->rname, j->o.right_end_file);
 	asof_right_end(j);
 }
 
@@ -170,7 +215,7 @@ drain_one(ss_asof *j, ss_reader *rd)
 			return false;
 		if (rc == 0) {
 			j->left_eof = true;
-			asof_right_end(j);
+			right_pipe_ended(j);
 			return false;
 		}
 		bool left;

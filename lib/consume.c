@@ -19,6 +19,7 @@
  * session and max.poll.interval.ms are served however long the reader stalls. */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -54,6 +55,7 @@ struct part {
 	int64_t end;           /* -e snapshot (high watermark at start), or -1 */
 	int64_t start;         /* where the current assignment started */
 	int64_t next;          /* offset after the last record written */
+	int64_t written;       /* offset of the last record written in this run, or -1 */
 	int64_t committable;   /* offset after the last record that reached the output */
 	int64_t committed;
 };
@@ -193,7 +195,7 @@ get_part(struct topic *t, int32_t id)
 	if (id >= t->nparts) {
 		t->parts = ss_xrealloc(t->parts, (size_t)(id + 1) * sizeof *t->parts);
 		for (int i = t->nparts; i <= id; i++)
-			t->parts[i] = (struct part){.id = i, .end = -1, .next = -1,
+			t->parts[i] = (struct part){.id = i, .end = -1, .next = -1, .written = -1,
 						    .committable = -1, .committed = -1};
 		t->nparts = id + 1;
 	}
@@ -711,6 +713,7 @@ handle_message(struct consumer *c, const rd_kafka_message_t *m)
 	}
 	put_envelope(c, t, m);
 	p->next = m->offset + 1;
+	p->written = m->offset;
 	if (c->o->group != NULL)
 		push_mark(c, p, p->next);
 	c->nrecords++;
@@ -1117,6 +1120,35 @@ loop(struct consumer *c)
 	rd_kafka_queue_destroy(q);
 }
 
+/* --end-file: the read ended where it was asked to (-e, -c, --until), everything
+ * written out. A reader cannot tell that from a crash or a broker outage by the end of
+ * its pipe, which looks the same; it can by this file: one line per partition read,
+ * with the offset of the last record written in this run (null if none). Written under
+ * a temporary name and renamed, so it is whole or absent; removed at start. */
+static void
+write_end_file(struct consumer *c)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof tmp, "%s.tmp", c->o->end_file);
+	if ((f = fopen(tmp, "w")) == NULL)
+		ss_diag_die(SS_EXIT_DATA, "%s: %s", tmp, strerror(errno));
+	for (int i = 0; i < c->ntopics; i++)
+		for (int j = 0; j < c->topics[i].nparts; j++) {
+			const struct part *p = &c->topics[i].parts[j];
+			if (!p->assigned)
+				continue;
+			fwrite(c->topics[i].prefix.data, 1, c->topics[i].prefix.len, f);
+			if (p->written >= 0)
+				fprintf(f, "%" PRId32 ",\"last\":%" PRId64 "}\n", p->id, p->written);
+			else
+				fprintf(f, "%" PRId32 ",\"last\":null}\n", p->id);
+		}
+	if (fclose(f) != 0 || rename(tmp, c->o->end_file) != 0)
+		ss_diag_die(SS_EXIT_DATA, "%s: %s", c->o->end_file, strerror(errno));
+}
+
 static void
 free_consumer(struct consumer *c)
 {
@@ -1143,6 +1175,8 @@ ss_consume_run(const struct ss_consume_opts *o)
 	for (int i = 0; i < o->ntopics; i++)
 		if (find_topic(&c, o->topics[i]) == NULL)
 			add_topic(&c, o->topics[i]);
+	if (o->end_file && unlink(o->end_file) != 0 && errno != ENOENT)
+		ss_diag_die(SS_EXIT_DATA, "%s: %s", o->end_file, strerror(errno));
 	c.out = ss_outq_new(o->out_fd, "stdout");
 	c.rk = new_consumer(&c);
 	discover(&c);
@@ -1159,6 +1193,8 @@ ss_consume_run(const struct ss_consume_opts *o)
 	if (c.status != EXIT_PIPE)
 		drain_all(&c);
 	commit(&c, true);
+	if (o->end_file && c.finished && c.status == 0 && !got_signal)
+		write_end_file(&c);
 	if (o->progress)
 		progress(&c, now_ms(), true);
 	rd_kafka_consumer_close(c.rk);

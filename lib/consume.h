@@ -34,6 +34,7 @@ struct ss_consume_opts {
 	bool from_set, until_set;
 	int64_t from_ms, until_ms;
 	const char *offsets_from;      /* --offsets-from DB */
+	const char *end_file;          /* --end-file: written at an end asked for, or NULL */
 	char *checkpoint_db;           /* --checkpoint DB:NAME */
 	const char *checkpoint_name;
 	enum ss_kfmt key_fmt, value_fmt;

@@ -377,6 +377,46 @@ with open(sys.argv[2], "w") as l, open(sys.argv[3], "w") as r:
 	assert_output --partial '--right-end exit needs --state'
 }
 
+@test "--right-end-file: the right input's end is the right stream's only with its consumer's end file" {
+	printf '%s\n' '{"topic":"wx","partition":0,"offset":0,"t":10,"v":"r10"}' >"$T/r1"
+	printf '%s\n' '{"topic":"act","partition":0,"offset":0,"t":15,"v":"l15"}' >"$T/l"
+	# no end file (its consumer was killed): exit 75, nothing answered, the record kept
+	run --separate-stderr ss-asof --on .t --state "$T/s.db" --right-end-file "$T/end" --select "$vv" \
+		"$T/l" <(cat "$T/r1")
+	assert_failure 75
+	assert_output ''
+	[[ "$stderr" == *"ended without $T/end (its consumer did not finish): held records stay in the state"* ]]
+	assert_equal "$(sqlite3 "$T/s.db" 'SELECT count(*) FROM asof_held')" 1
+	# an end file naming a record the join has not applied: a predecessor's, not this end
+	echo '{"topic":"wx","partition":0,"last":1}' >"$T/end"
+	run --separate-stderr ss-asof --on .t --state "$T/s.db" --right-end-file "$T/end" --select "$vv" \
+		/dev/null <(true)
+	assert_failure 75
+	assert_output ''
+	# the consumer read to its end (offset 1) and said so: the held record is answered
+	printf '%s\n' '{"topic":"wx","partition":0,"offset":1,"t":12,"v":"r12"}' >"$T/r2"
+	run --separate-stderr ss-asof --on .t --state "$T/s.db" --right-end-file "$T/end" --select "$vv" \
+		/dev/null <(cat "$T/r2")
+	assert_success
+	assert_output '["l15","r12"]'
+	assert_equal "$(sqlite3 "$T/s.db" 'SELECT count(*) FROM asof_held')" 0
+	test_must_fail 2 ss-asof --on .t --right-end-file "$T/end" "$T/l" "$T/r1"
+	assert_output --partial '--right-end-file needs --state'
+}
+
+@test "--right-end-file with --state-dir and with one input of both topics" {
+	printf '%s\n' '{"topic":"wx","partition":1,"offset":0,"t":10,"v":"r10"}' '{"topic":"act","partition":1,"offset":0,"t":15,"v":"l15"}' >"$T/in"
+	one=(--left-topic act --right-topic wx --on .t --state-dir "$T/d" --right-end-file "$T/end" --select "$vv")
+	run --separate-stderr ss-asof "${one[@]}" <(cat "$T/in")
+	assert_failure 75
+	assert_output ''
+	echo '{"topic":"wx","partition":1,"last":0}' >"$T/end"
+	echo '{"topic":"act","partition":1,"last":0}' >>"$T/end"
+	run --separate-stderr ss-asof "${one[@]}" <(true)
+	assert_success
+	assert_output '["l15","r10"]'
+}
+
 @test "--state: held records survive a restart" {
 	printf '%s\n' '{"topic":"wx","partition":0,"offset":0,"t":10,"v":"r10"}' >"$T/r1"
 	printf '%s\n' '{"topic":"act","partition":0,"offset":0,"t":15,"v":"l15"}' >"$T/l"

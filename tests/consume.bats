@@ -8,7 +8,7 @@ setup_file() {
 		--topic live:2 --topic count:2 --topic until:1 --topic grp:2 --topic sig:1 \
 		--topic pipe:1 --topic bp:4 --topic resume:2 --topic seek:1 --topic multi1:1 \
 		--topic multi2:2 --topic trickle:1 --topic offdir:3 --topic handover:2 \
-		--topic nonblock:1
+		--topic nonblock:1 --topic endf:2
 }
 teardown_file() { mock_stop; }
 
@@ -406,6 +406,33 @@ wait_keys() {
 	[ "$wait_status" -eq 75 ]
 	[ "$(wc -l <"$T/out")" -eq 3 ]
 	grep -q 'lost the brokers' "$T/err"
+}
+
+@test "--end-file: written at an end asked for, with the last offset per partition; not after a kill" {
+	printf '{"n":%d}\n' 1 2 3 | ss-produce -b "$B" --partition 0 endf
+	# -e: the last offset written of each partition, null where there was none
+	ss-consume -b "$B" -e --end-file "$T/end" endf >/dev/null
+	run cat "$T/end"
+	assert_output '{"topic":"endf","partition":0,"last":2}
+{"topic":"endf","partition":1,"last":null}'
+	# resumed after the end: nothing written in this run
+	ss-consume -b "$B" -e -o 0:3,1:0 --end-file "$T/end" endf >/dev/null
+	run cat "$T/end"
+	assert_output '{"topic":"endf","partition":0,"last":null}
+{"topic":"endf","partition":1,"last":null}'
+	# a live consumer killed: the file of the run before is gone from its start
+	ss-consume -b "$B" -c 100 --end-file "$T/end" endf >"$T/out" 2>/dev/null &
+	pid=$!
+	wait_lines "$T/out" 3
+	[ ! -e "$T/end" ]
+	kill -9 $pid
+	wait $pid || true
+	[ ! -e "$T/end" ]
+	# -c: the count reached is an end asked for
+	ss-consume -b "$B" -c 2 --end-file "$T/end" endf >/dev/null
+	[ "$(wc -l <"$T/end")" -eq 2 ]
+	test_must_fail 2 ss-consume -b "$B" --end-file "$T/end" endf
+	assert_output --partial '--end-file needs an end'
 }
 
 @test "--progress is silent when stderr is not a terminal" {

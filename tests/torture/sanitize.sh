@@ -112,6 +112,7 @@ if [ -x bin/ss-produce ] && [ -x bin/ss-consume ] && [ -x bin/ss-mock-broker ]; 
 	vg "ss-produce --acks" "$W/env" bin/ss-produce -b "$brokers" --acks "$W/ak.acks" vg
 	vg "ss-consume -e" "$W/empty" bin/ss-consume -b "$brokers" -e vg
 	vg "ss-consume --offsets-from" "$W/empty" bin/ss-consume -b "$brokers" -e --offsets-from "$W/c.db" vg
+	vg "ss-consume --end-file" "$W/empty" bin/ss-consume -b "$brokers" -e --end-file "$W/end" vg
 	exec 9>&-
 	wait "$mock"
 	vg "ss-mock-broker" "$W/empty" bin/ss-mock-broker --topic x:2
