@@ -20,8 +20,7 @@
 #define MAX_REPORTED 10
 #define ACKS_EVERY_NS (100 * INT64_C(1000000))
 
-/* Records handed to librdkafka and not yet delivered, oldest first. A record that
- * failed is never done: it stops the count of delivered lines where it is. */
+/* Records handed to librdkafka and not yet reported on, oldest first. */
 struct inflight {
 	uint64_t *line; /* the input line of each */
 	bool *done;
@@ -45,6 +44,7 @@ struct producer {
 	struct field key, value, headers, partition, timestamp;
 	ss_buf line;
 	struct inflight fl;
+	uint64_t ack_limit; /* lines before the first record that failed: never more */
 	ss_acks *acks;     /* --acks, or NULL */
 	bool joined;       /* the writer's run adopted (at the first line) */
 	int64_t acked_at;  /* monotonic time of the last report */
@@ -89,8 +89,7 @@ inflight_slot(const struct inflight *f, uint64_t sendno)
 	return (f->head + (size_t)(sendno - f->first)) % f->cap;
 }
 
-/* Append the record sent as number f->first + f->n (also one librdkafka refused: it is
- * never delivered). */
+/* Append the record sent as number f->first + f->n. */
 static void
 inflight_push(struct inflight *f, uint64_t line)
 {
@@ -111,7 +110,7 @@ inflight_push(struct inflight *f, uint64_t line)
 	f->done[i] = false;
 }
 
-/* Mark a record delivered; drop the delivered ones from the front. */
+/* Mark a record reported on; drop those from the front. */
 static void
 inflight_done(struct inflight *f, uint64_t sendno)
 {
@@ -123,13 +122,22 @@ inflight_done(struct inflight *f, uint64_t sendno)
 	}
 }
 
-/* Input lines all of whose records are delivered: those before the oldest in flight. */
+/* A record of this line will never be delivered: the count stops before it. */
+static void
+failed_line(struct producer *pr, uint64_t line)
+{
+	if (line - 1 < pr->ack_limit)
+		pr->ack_limit = line - 1;
+}
+
+/* Input lines all of whose records are delivered: those before the oldest in flight,
+ * and before the first that failed. */
 static uint64_t
 lines_delivered(const struct producer *pr)
 {
-	if (pr->fl.n > 0)
-		return pr->fl.line[pr->fl.head] - 1;
-	return ss_reader_lineno(pr->in);
+	uint64_t n = pr->fl.n > 0 ? pr->fl.line[pr->fl.head] - 1 : ss_reader_lineno(pr->in);
+
+	return n < pr->ack_limit ? n : pr->ack_limit;
 }
 
 /* --acks: tell the writer of our input how far it is delivered (at most every
@@ -153,16 +161,16 @@ dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
 	struct producer *pr = opaque;
 	uint64_t sendno = (uint64_t)(uintptr_t)m->_private;
+	uint64_t line = pr->fl.line[inflight_slot(&pr->fl, sendno)];
 	int status;
 
 	(void)rk;
-	if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-		inflight_done(&pr->fl, sendno);
+	inflight_done(&pr->fl, sendno);
+	if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR)
 		return;
-	}
+	failed_line(pr, line);
 	if (pr->failed++ < MAX_REPORTED)
-		ss_diag_warn("%s:%llu: not delivered: %s", pr->o->in_name,
-			     (unsigned long long)pr->fl.line[inflight_slot(&pr->fl, sendno)],
+		ss_diag_warn("%s:%llu: not delivered: %s", pr->o->in_name, (unsigned long long)line,
 			     rd_kafka_err2str(m->err));
 	status = ss_kafka_exit_code(m->err);
 	if (pr->fail_status != SS_EXIT_TEMPFAIL)
@@ -414,6 +422,8 @@ send_record(struct producer *pr, struct record *r, uint64_t lineno)
 				     rd_kafka_err2str(err));
 		if (pr->fail_status != SS_EXIT_TEMPFAIL)
 			pr->fail_status = ss_kafka_exit_code(err);
+		failed_line(pr, lineno);
+		return;
 	}
 	inflight_push(&pr->fl, lineno);
 	/* Delivery reports: served here in bulk, and whenever the input pauses. Sending does
@@ -536,7 +546,7 @@ connect_producer(struct producer *pr)
 int
 ss_produce_run(struct ss_produce_opts *o)
 {
-	struct producer pr = {.o = o};
+	struct producer pr = {.o = o, .ack_limit = UINT64_MAX};
 	struct sigaction sa = {.sa_handler = on_signal};
 	int status;
 
