@@ -83,6 +83,9 @@ exit_handler(void)
 	totals(j, &c, &held);
 	if (c.late || c.expired || c.replayed || held)
 		ss_asof_summary(j);
+	/* an exit in the middle of a --select leaves libjq's stack to tear down */
+	if (j->select)
+		jq_teardown(&j->select);
 }
 
 static ss_asof *
@@ -947,6 +950,8 @@ ss_asof_free(ss_asof *j)
 		j->afirst = h->anext;
 		free(h);
 	}
+	ss_reader_free(j->lrd);
+	ss_reader_free(j->rrd);
 	free(j->heap.v);
 	free(j->outbox.v);
 	ss_acks_close(j->acks);

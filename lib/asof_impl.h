@@ -135,6 +135,7 @@ struct ss_asof {
 	ss_buf obuf;
 	struct asof_in lin, rin;
 	const char *lname, *rname;
+	ss_reader *lrd, *rrd; /* the inputs while a run reads them (one input: lrd) */
 	FILE *late;
 	struct asof_state *st;    /* --state, or NULL */
 	struct asof_state *spill; /* where held records overflow: st, or a temporary file */

@@ -184,8 +184,8 @@ run_live(ss_asof *j, ss_reader *l, ss_reader *r)
 int
 ss_asof_run(ss_asof *j, const char *left, const char *right)
 {
-	ss_reader *l = ss_reader_open(left);
-	ss_reader *r = ss_reader_open(right);
+	ss_reader *l = j->lrd = ss_reader_open(left);
+	ss_reader *r = j->rrd = ss_reader_open(right);
 
 	j->lname = ss_reader_name(l);
 	j->rname = ss_reader_name(r);
@@ -198,6 +198,7 @@ ss_asof_run(ss_asof *j, const char *left, const char *right)
 	j->rname = right;
 	ss_reader_free(l);
 	ss_reader_free(r);
+	j->lrd = j->rrd = NULL;
 	return SS_EXIT_OK;
 }
 
@@ -228,7 +229,7 @@ drain_one(ss_asof *j, ss_reader *rd)
 int
 ss_asof_run_one(ss_asof *j, const char *input)
 {
-	ss_reader *rd = ss_reader_open(input);
+	ss_reader *rd = j->lrd = ss_reader_open(input);
 	struct pollfd p = {.fd = ss_reader_fd(rd), .events = POLLIN};
 
 	j->lname = j->rname = ss_reader_name(rd);
@@ -244,5 +245,6 @@ ss_asof_run_one(ss_asof *j, const char *input)
 	asof_idle(j);
 	j->lname = j->rname = input;
 	ss_reader_free(rd);
+	j->lrd = NULL;
 	return SS_EXIT_OK;
 }

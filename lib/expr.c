@@ -13,6 +13,7 @@
 struct ss_expr {
 	char *text;
 	jq_state *jq;
+	ss_expr *next, *prev;  /* the live expressions with a jq state */
 	struct ss_jpath *path; /* non-NULL when the expression is a plain path */
 	struct ss_jpath **tuple; /* non-NULL when it is an array of plain paths */
 	int ntuple;
@@ -74,11 +75,51 @@ ss_expr_compile(const char *text, const char *option)
 	if (e->path == NULL)
 		parse_tuple(e, text);
 	e->jq = NULL;
+	e->next = e->prev = NULL;
 	/* Plain paths and arrays of them are valid jq by construction and rarely need libjq
 	 * at all: compiling them lazily saves ~12 ms of start-up per expression. */
 	if (e->path == NULL && e->tuple == NULL)
 		compile_jq(e, option);
 	return e;
+}
+
+/* The expressions holding a jq state. An exit in the middle of a run (a data error
+ * under --on-error fail) tears them down: libjq keeps an evaluation's stack through a
+ * pointer to its end, which leak checkers take for memory lost. */
+static ss_expr *live;
+
+static void
+teardown_live(void)
+{
+	for (ss_expr *e = live; e != NULL; e = e->next)
+		jq_teardown(&e->jq);
+	live = NULL;
+}
+
+static void
+live_add(ss_expr *e)
+{
+	static bool registered;
+
+	if (!registered && atexit(teardown_live) == 0)
+		registered = true;
+	e->prev = NULL;
+	e->next = live;
+	if (live != NULL)
+		live->prev = e;
+	live = e;
+}
+
+static void
+live_remove(ss_expr *e)
+{
+	if (e->prev != NULL)
+		e->prev->next = e->next;
+	else if (live == e)
+		live = e->next;
+	if (e->next != NULL)
+		e->next->prev = e->prev;
+	e->next = e->prev = NULL;
 }
 
 static void
@@ -89,6 +130,7 @@ compile_jq(ss_expr *e, const char *option)
 	e->jq = jq_init();
 	if (e->jq == NULL)
 		ss_diag_die(SS_EXIT_DATA, "cannot initialize jq");
+	live_add(e);
 	jq_set_error_cb(e->jq, collect_error, &errors);
 	if (!jq_compile(e->jq, e->text))
 		ss_diag_die(SS_EXIT_EXPR, "%s: %s", option, errors.len ? ss_buf_cstr(&errors) : "invalid jq expression");
@@ -101,8 +143,10 @@ ss_expr_free(ss_expr *e)
 {
 	if (e == NULL)
 		return;
-	if (e->jq)
+	if (e->jq) {
+		live_remove(e);
 		jq_teardown(&e->jq);
+	}
 	if (e->path)
 		ss_jpath_free(e->path);
 	for (int i = 0; i < e->ntuple; i++)

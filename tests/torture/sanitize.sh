@@ -5,9 +5,12 @@
 #  2. make (back to the normal build), then valgrind --error-exitcode=99 over each tool on
 #     representative inputs: only errors and definite leaks count ("still reachable"
 #     memory of librdkafka and libjq is not a leak).
+#  3. "suite" (not run by default: slow): the bats files with every tool run under
+#     valgrind (wrappers in a copy of tests/), counting the runs with errors or definite
+#     leaks; tests bound by time may fail under valgrind's slowness and do not count.
 # Prints figures; exits 1 if a test failed under the sanitizers or valgrind found anything.
 # SANITIZE_BATS: the bats files to run (default: every tests/*.bats);
-# SANITIZE_STAGES: "asan valgrind" (default both).
+# SANITIZE_STAGES: "asan valgrind" (the default), and/or "suite".
 set -u
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -35,6 +38,31 @@ if [ "$failed" -gt 0 ] || [ "$reports" -gt 0 ]; then
 	fail=1
 fi
 rm -f "$log"
+;; esac
+
+case " $stages " in *" suite "*)
+echo "== valgrind suite: bats with every tool under valgrind"
+make -s >/dev/null || { echo "sanitize: normal build failed"; exit 1; }
+V=$(mktemp -d)
+mkdir "$V/bin" "$V/logs"
+cp -r tests man scripts "$V/"
+for t in bin/ss-*; do
+	n=${t#bin/}
+	if [ "$n" = ss-mock-broker ]; then # the test cluster, not a tool under test
+		ln -s "$ROOT/$t" "$V/bin/$n"
+		continue
+	fi
+	printf '#!/bin/sh\nexec valgrind -q --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=%s --log-file=%s/%s.%%p.log %s "$@"\n' \
+		"$ROOT/tests/torture/valgrind.supp" "$V/logs" "$n" "$ROOT/$t" >"$V/bin/$n"
+	chmod +x "$V/bin/$n"
+done
+(cd "$V" && bats $files) >"$V/bats.log" 2>&1
+runs=$(find "$V/logs" -type f | wc -l)
+bad=$(find "$V/logs" -type f -size +0 | wc -l)
+echo "valgrind suite: $(grep -c '^ok ' "$V/bats.log") of $(grep -c '^ok \|^not ok ' "$V/bats.log") tests passed, $runs tool runs, $bad with errors or definite leaks"
+find "$V/logs" -type f -size +0 -exec cat {} + | head -80
+[ "$bad" -eq 0 ] || fail=1
+rm -rf "$V"
 ;; esac
 
 case " $stages " in *" valgrind "*) ;; *) exit $fail ;; esac
