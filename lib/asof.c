@@ -79,13 +79,14 @@ exit_handler(void)
 	size_t held;
 
 	atexit_join = NULL;
+	/* an exit in the middle of a --select leaves libjq's stack to tear down; first, as
+	 * a closed output ends the process inside asof_idle (EPIPE) */
+	if (j->select)
+		jq_teardown(&j->select);
 	asof_idle(j);
 	totals(j, &c, &held);
 	if (c.late || c.expired || c.replayed || held)
 		ss_asof_summary(j);
-	/* an exit in the middle of a --select leaves libjq's stack to tear down */
-	if (j->select)
-		jq_teardown(&j->select);
 }
 
 static ss_asof *

@@ -509,6 +509,9 @@ status_json() { ss-checkpoint "$T/st.db" status activity --json; }
 	local h=$!
 	exec 7>"$T/w"
 	for p in 0 1 2 3; do envp weather "$p" 0 10:00; done >&7
+	# the heartbeat has its four markers before the pulse looks (a loaded machine)
+	four_markers() { [ "$(q 'SELECT count(*) FROM ss_checkpoint_dependency_partition' 2>/dev/null)" = 4 ]; }
+	wait_until four_markers
 	pulse_bg --dependency weather --threshold 1h
 	envl 0 11:30 a >&8
 	wait_until has_events downtime 1
