@@ -4,6 +4,8 @@
  * is read in its own order. */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -12,6 +14,33 @@
 #include "diag.h"
 
 enum { BATCH = 256 }; /* lines taken from one side before looking at the other */
+
+static volatile sig_atomic_t got_signal;
+
+static void
+on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+/* SIGINT and SIGTERM end a run between records: exit() flushes the results and commits
+ * the state (the exit handler), held records stay held; 128+N. Without SA_RESTART, so
+ * that a wait for input returns at once. */
+static void
+catch_signals(void)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static void
+stop_if_signalled(void)
+{
+	if (got_signal)
+		exit(128 + got_signal);
+}
 
 static bool
 regular(ss_reader *r)
@@ -42,6 +71,7 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 	bool have_l = false, have_r = false;
 
 	for (;;) {
+		stop_if_signalled();
 		if (!have_l && !j->left_eof && !(have_l = next_record(j, l, true, &j->lin)))
 			j->left_eof = true;
 		if (!have_r && !j->right_eof && !(have_r = next_record(j, r, false, &j->rin)))
@@ -168,6 +198,7 @@ run_live(ss_asof *j, ss_reader *l, ss_reader *r)
 {
 	while (!asof_done(j)) {
 		bool more = false;
+		stop_if_signalled();
 		if (!j->left_eof)
 			more |= drain(j, l, true);
 		if (!j->right_eof)
@@ -184,6 +215,7 @@ run_live(ss_asof *j, ss_reader *l, ss_reader *r)
 int
 ss_asof_run(ss_asof *j, const char *left, const char *right)
 {
+	catch_signals();
 	ss_reader *l = j->lrd = ss_reader_open(left);
 	ss_reader *r = j->rrd = ss_reader_open(right);
 
@@ -229,11 +261,13 @@ drain_one(ss_asof *j, ss_reader *rd)
 int
 ss_asof_run_one(ss_asof *j, const char *input)
 {
+	catch_signals();
 	ss_reader *rd = j->lrd = ss_reader_open(input);
 	struct pollfd p = {.fd = ss_reader_fd(rd), .events = POLLIN};
 
 	j->lname = j->rname = ss_reader_name(rd);
 	while (!asof_done(j)) {
+		stop_if_signalled();
 		bool more = drain_one(j, rd);
 		asof_tick(j);
 		if (more || asof_done(j))

@@ -417,6 +417,29 @@ with open(sys.argv[2], "w") as l, open(sys.argv[3], "w") as r:
 	assert_output '["l15","r10"]'
 }
 
+@test "SIGTERM: results written, state committed with held records kept, exit 143" {
+	mkfifo "$T/r"
+	exec 7<>"$T/r"
+	printf '%s\n' '{"topic":"wx","partition":0,"offset":0,"t":10,"v":"a"}' >&7
+	ss-asof --on .t --state "$T/s.db" --select "$vv" \
+		<(printf '%s\n' '{"topic":"act","partition":0,"offset":0,"t":5,"v":"l5"}' '{"topic":"act","partition":0,"offset":1,"t":20,"v":"l20"}'; sleep 30) \
+		"$T/r" >"$T/out" 2>"$T/err" &
+	pid=$!
+	for _ in $(seq 50); do [ -s "$T/out" ] && break; sleep 0.1; done
+	kill -TERM "$pid"
+	wait_status=0
+	wait "$pid" || wait_status=$?
+	exec 7>&-
+	assert_equal "$wait_status" 143
+	run cat "$T/out"
+	assert_output '["l5",null]'
+	# committed at the signal: every record applied, the one at 20 still held
+	assert_equal "$(sqlite3 "$T/s.db" 'SELECT topic, offset FROM ss_offsets ORDER BY topic' | tr '\n' ' ')" 'act|1 wx|0 '
+	assert_equal "$(sqlite3 "$T/s.db" 'SELECT count(*) FROM asof_held')" 1
+	# an exit, not a death: the summary says what is still held
+	grep -q 'left 2 .*held 1$' "$T/err"
+}
+
 @test "--state: held records survive a restart" {
 	printf '%s\n' '{"topic":"wx","partition":0,"offset":0,"t":10,"v":"r10"}' >"$T/r1"
 	printf '%s\n' '{"topic":"act","partition":0,"offset":0,"t":15,"v":"l15"}' >"$T/l"
