@@ -1,6 +1,7 @@
 /* acks: delivery receipts in a one-row SQLite file (see acks.h). */
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <sqlite3.h>
 
@@ -49,7 +50,11 @@ ss_acks_open(const char *path)
 	if (rc != SQLITE_OK)
 		die_db(a, rc, "cannot open");
 	sqlite3_busy_timeout(a->db, 5000);
-	if ((rc = sqlite3_exec(a->db, schema, NULL, NULL, NULL)) != SQLITE_OK)
+	/* Both ends open the file at once: turning on WAL takes an exclusive lock that the
+	 * busy handler does not always wait for, so a busy schema is retried (5 s). */
+	for (int i = 0; (rc = sqlite3_exec(a->db, schema, NULL, NULL, NULL)) == SQLITE_BUSY && i < 100; i++)
+		nanosleep(&(struct timespec){.tv_nsec = 50 * 1000000}, NULL);
+	if (rc != SQLITE_OK)
 		die_db(a, rc, "schema");
 	return a;
 }
