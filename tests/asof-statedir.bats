@@ -11,31 +11,6 @@ ref() { python3 "$BATS_TEST_DIRNAME/asof-ref.py" "$1" "$2" backward 0 -1 1 | sor
 part() { jq -c "select(.partition == $2)" "$1"; }
 opts=(--on .t --by .k)
 
-# latest FILE...: the last result of each left record (what compaction keeps), sorted
-latest() {
-	python3 -c 'import json, sys
-last = {}
-for f in sys.argv[1:]:
-    for line in open(f):
-        if line.strip():
-            o = json.loads(line); l = o["left"]
-            last[(l["partition"], l["offset"])] = json.dumps({"left": l, "right": o["right"]}, separators=(",", ":"))
-print("\n".join(last.values()))' "$@" | sort
-}
-
-# after DIR IN OUT: the records of IN after the offsets applied in DIR, as
-# `ss-consume --offsets-from DIR` would deliver them
-after() {
-	for db in "$1"/partition-*.db; do sqlite3 -separator ' ' "$db" 'SELECT topic, partition, offset FROM ss_offsets'; done >"$T/applied"
-	python3 -c 'import json, sys
-done = {}
-for line in open(sys.argv[1]):
-    t, p, o = line.split(); done[(t, int(p))] = int(o)
-for line in open(sys.argv[2]):
-    r = json.loads(line)
-    if r["offset"] > done.get((r["topic"], r["partition"]), -1): sys.stdout.write(line)' "$T/applied" "$2" >"$3"
-}
-
 @test "--state-dir equals one --state run per partition and the reference (4 partitions)" {
 	for seed in 1 2; do
 		gen "$seed" "$T"
@@ -76,8 +51,8 @@ for line in open(sys.argv[2]):
 	wait "$pid" || true
 	n1=$(wc -l <"$T/out1")
 	[ "$n1" -ge 100000 ] && [ "$n1" -lt "$(wc -l <"$T/clean")" ]
-	after "$T/d" "$T/left" "$T/left2"
-	after "$T/d" "$T/right" "$T/right2"
+	after "$T/left" "$T/left2" "$T"/d/partition-*.db
+	after "$T/right" "$T/right2" "$T"/d/partition-*.db
 	[ -s "$T/left2" ] && [ "$(wc -l <"$T/left2")" -lt 80000 ]
 	run --separate-stderr ss-asof "${opts[@]}" --emit revise --state-dir "$T/d" "$T/left2" "$T/right2"
 	assert_success

@@ -46,3 +46,30 @@ leave_hot_journal() {
 	PY
 	[ -s "$1-journal" ]
 }
+
+# latest FILE...: the last result of each left record (what compaction keeps), sorted
+latest() {
+	python3 -c 'import json, sys
+last = {}
+for f in sys.argv[1:]:
+    for line in open(f):
+        if line.strip():
+            o = json.loads(line); l = o["left"]
+            last[(l["partition"], l["offset"])] = json.dumps({"left": l, "right": o["right"]}, separators=(",", ":"))
+print("\n".join(last.values()))' "$@" | sort
+}
+
+# after IN OUT DB...: the records of IN after the offsets applied in the state files, as
+# `ss-consume --offsets-from` would deliver them
+after() {
+	local in=$1 out=$2
+	shift 2
+	for db in "$@"; do sqlite3 -separator ' ' "$db" 'SELECT topic, partition, offset FROM ss_offsets'; done >"$T/applied"
+	python3 -c 'import json, sys
+done = {}
+for line in open(sys.argv[1]):
+    t, p, o = line.split(); done[(t, int(p))] = max(done.get((t, int(p)), -1), int(o))
+for line in open(sys.argv[2]):
+    r = json.loads(line)
+    if r["offset"] > done.get((r["topic"], r["partition"]), -1): sys.stdout.write(line)' "$T/applied" "$in" >"$out"
+}
