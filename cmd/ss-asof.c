@@ -180,12 +180,14 @@ main(int argc, char **argv)
 		ss_diag_usage_error(usage, "--left-by and --right-by go together");
 	if (o.state && o.state_dir)
 		ss_diag_usage_error(usage, "--state excludes --state-dir");
-	if (o.acks && !o.state && !o.state_dir)
-		ss_diag_usage_error(usage, "--acks needs --state or --state-dir to keep results in");
-	if (o.right_end_exit && !o.state && !o.state_dir)
-		ss_diag_usage_error(usage, "--right-end exit needs --state or --state-dir to keep held records in");
-	if (o.right_end_file && !o.state && !o.state_dir)
-		ss_diag_usage_error(usage, "--right-end-file needs --state or --state-dir to keep held records in");
+	if (!o.state && !o.state_dir) {
+		if (o.acks)
+			ss_diag_usage_error(usage, "--acks needs --state or --state-dir to keep results in");
+		if (o.right_end_exit)
+			ss_diag_usage_error(usage, "--right-end exit needs --state or --state-dir to keep held records in");
+		if (o.right_end_file)
+			ss_diag_usage_error(usage, "--right-end-file needs --state or --state-dir to keep held records in");
+	}
 	if (o.max_delay >= 0 && o.emit != SS_ASOF_DEFER)
 		ss_diag_usage_error(usage, "--max-delay applies to --emit defer only");
 

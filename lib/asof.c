@@ -355,7 +355,7 @@ write_selected(ss_asof *j, const ss_buf *b, uint64_t line)
 			snprintf(reason, sizeof reason, "left: --select: %s", ss_expr_errmsg(v, msg, sizeof msg));
 			jv_free(v);
 			/* a partition-join's names are its top's, which the run sets */
-			ss_errpolicy_reject(j->o.onerror, (j->top ? j->top : j)->lname, line, b->data, b->len, reason);
+			ss_errpolicy_reject(j->o.onerror, asof_top(j)->lname, line, b->data, b->len, reason);
 			return;
 		}
 		jv_free(v);

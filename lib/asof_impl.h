@@ -150,6 +150,13 @@ struct ss_asof {
 	bool backlog_warned; /* top: told that results are piling up undelivered */
 };
 
+/* The join whose output, names and counts a join's are: its top, or itself. */
+static inline ss_asof *
+asof_top(ss_asof *j)
+{
+	return j->top ? j->top : j;
+}
+
 /* asof_hist.c: keys, right history, release heap. */
 struct asof_key *asof_key_get(struct asof_map *m, const char *enc, size_t len);
 void asof_map_free(struct asof_map *m);

@@ -18,12 +18,6 @@
 #define AWAIT_STALL_NS (2 * INT64_C(1000000000))
 #define AWAIT_POLL_NS (20 * INT64_C(1000000))
 
-static ss_asof *
-top_of(ss_asof *j)
-{
-	return j->top ? j->top : j;
-}
-
 static void
 outbox_push(struct asof_outbox *o, uint64_t line, int64_t row)
 {
@@ -42,7 +36,7 @@ outbox_push(struct asof_outbox *o, uint64_t line, int64_t row)
 static void
 write_line(ss_asof *j, const char *line, size_t len, int64_t row)
 {
-	ss_asof *top = top_of(j);
+	ss_asof *top = asof_top(j);
 
 	ss_writer_write(j->out, line, len);
 	ss_writer_putc(j->out, '\n');
@@ -74,7 +68,7 @@ asof_outbox_resend(ss_asof *j)
 		return;
 	ss_diag_warn("%s: %zu results of an earlier run not known to be delivered: written again",
 		     j->o.state, n);
-	if (top_of(j)->acks == NULL) /* nobody will say they are delivered: handed over */
+	if (asof_top(j)->acks == NULL) /* nobody will say they are delivered: handed over */
 		asof_state_outbox_trim(j->st, INT64_MAX);
 }
 
@@ -82,7 +76,7 @@ void
 asof_outbox_trim(ss_asof *j)
 {
 	struct asof_outbox *o = &j->outbox;
-	uint64_t delivered = top_of(j)->delivered;
+	uint64_t delivered = asof_top(j)->delivered;
 	int64_t row = 0;
 
 	while (o->n > 0 && o->v[o->head].line <= delivered) {

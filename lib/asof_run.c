@@ -88,12 +88,35 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 	}
 }
 
-/* A consumer killed, or stopped by a broker outage, closes its pipe just as one that
- * finished does. With --right-end exit the end of the right pipe before the left's, and
- * with --right-end-file an end without that file (which ss-consume --end-file writes
- * when it read all it was asked to), are not taken for the end of the right stream:
- * held records are not answered with what is known, but kept in the state for the next
- * run (exit 75 commits it). */
+/* One line of the --right-end-file, {"topic","partition","last"}: is its last record
+ * applied? With --state-dir its partition's held records are finished at the end. */
+static bool
+end_line_applied(ss_asof *j, const char *line)
+{
+	jv v = jv_parse(line);
+	jv topic = jv_object_get(jv_copy(v), jv_string("topic"));
+	jv part = jv_object_get(jv_copy(v), jv_string("partition"));
+	jv last = jv_object_get(v, jv_string("last"));
+	struct ss_envelope env;
+	bool ok = jv_get_kind(topic) == JV_KIND_STRING && jv_get_kind(part) == JV_KIND_NUMBER;
+
+	ok = ok && strlen(jv_string_value(topic)) > 0 && strlen(jv_string_value(topic)) < sizeof env.topic;
+	if (ok) {
+		strcpy(env.topic, jv_string_value(topic));
+		env.partition = (int32_t)jv_number_value(part);
+		if (j->dir)
+			asof_dir_ended(j, env.partition);
+		if (jv_get_kind(last) == JV_KIND_NUMBER) {
+			env.offset = (int64_t)jv_number_value(last);
+			ok = asof_applied(j, &env);
+		}
+	}
+	jv_free(topic);
+	jv_free(part);
+	jv_free(last);
+	return ok;
+}
+
 /* Did the right stream end as --right-end-file says? The file exists, and every record
  * it names as the last its consumer wrote is applied: a file a killed consumer's
  * predecessor left (one removes it at start, and may be killed before) counts only if
@@ -101,38 +124,23 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 static bool
 right_end_confirmed(ss_asof *j)
 {
-	const char *path = j->o.right_end_file, *name;
-	FILE *f = fopen(path, "r");
+	FILE *f = fopen(j->o.right_end_file, "r");
 	char buf[1024];
 	bool ok = f != NULL;
 
-	while (ok && fgets(buf, sizeof buf, f) != NULL) {
-		jv v = jv_parse(buf);
-		jv topic = jv_object_get(jv_copy(v), jv_string("topic"));
-		jv part = jv_object_get(jv_copy(v), jv_string("partition"));
-		jv last = jv_object_get(v, jv_string("last"));
-		struct ss_envelope env = {.offset = -1};
-		name = jv_get_kind(topic) == JV_KIND_STRING ? jv_string_value(topic) : "";
-		ok = jv_get_kind(part) == JV_KIND_NUMBER && strlen(name) > 0 && strlen(name) < sizeof env.topic;
-		if (ok) {
-			strcpy(env.topic, name);
-			env.partition = (int32_t)jv_number_value(part);
-			if (j->dir)
-				asof_dir_ended(j, env.partition);
-		}
-		if (ok && jv_get_kind(last) == JV_KIND_NUMBER) {
-			env.offset = (int64_t)jv_number_value(last);
-			ok = asof_applied(j, &env);
-		}
-		jv_free(topic);
-		jv_free(part);
-		jv_free(last);
-	}
+	while (ok && fgets(buf, sizeof buf, f) != NULL)
+		ok = end_line_applied(j, buf);
 	if (f != NULL)
 		fclose(f);
 	return ok;
 }
 
+/* A consumer killed, or stopped by a broker outage, closes its pipe just as one that
+ * finished does. With --right-end exit the end of the right pipe before the left's, and
+ * with --right-end-file an end without that file (which ss-consume --end-file writes
+ * when it read all it was asked to), are not taken for the end of the right stream:
+ * held records are not answered with what is known, but kept in the state for the next
+ * run (exit 75 commits it). */
 static void
 right_pipe_ended(ss_asof *j)
 {
