@@ -9,6 +9,8 @@
 #include "diag.h"
 #include "keyenc.h"
 
+enum { UNSPILL_BATCH = 1024 }; /* spilled held records read back at a time */
+
 static ss_asof *atexit_join; /* commits and reports when a data error exits */
 
 static int64_t
@@ -184,6 +186,8 @@ reject(ss_asof *j, bool left, const struct asof_in *in, const char *what, const 
 {
 	char reason[512];
 
+	if (!left && in->line <= j->rquiet)
+		return; /* reported when the file was read the first time */
 	snprintf(reason, sizeof reason, "%s: %s%s%s", left ? "left" : "right", what, *what ? ": " : "", why);
 	finish_held(j);
 	ss_errpolicy_reject(j->o.onerror, left ? j->lname : j->rname, in->line, in->raw, in->len, reason);
@@ -210,6 +214,9 @@ parse_time(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
 
 	if (ss_expr_raw(e, rec, &p, &n)) {
 		ok = ss_time_from_raw(p, n, j->o.unit, &in->t, &why);
+	} else if (ss_expr_absent(e, rec)) {
+		ok = false;
+		why = "no such field";
 	} else {
 		jv v = ss_expr_eval(e, rec);
 		char buf[256];
@@ -240,6 +247,11 @@ parse_key(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
 		return true;
 	if (ss_expr_raw(e, rec, &p, &n) && ss_keyenc_raw(&in->key, p, n))
 		return true;
+	if (ss_expr_absent(e, rec)) {
+		/* a typo in --by would otherwise join every record under the key null */
+		reject(j, left, in, ss_expr_text(e), "no such field (ask for null explicitly: '... // null')");
+		return false;
+	}
 	jv v = ss_expr_eval(e, rec);
 	if (!jv_is_valid(v)) {
 		char buf[256];
@@ -267,7 +279,7 @@ parse_valid(ss_asof *j, bool left, struct asof_in *in, bool env_read)
 	ss_rec_done(&rec);
 	/* envelopes give partition watermarks and left times, and --state's offsets */
 	if (!env_read)
-		in->has_env = ok && !(left && j->left_bare) && ss_envelope_get(in->raw, in->len, &in->env);
+		in->has_env = ok && !j->batch && !(left && j->left_bare) && ss_envelope_get(in->raw, in->len, &in->env);
 	if (ok && left && !j->left_seen) {
 		/* a left input without envelopes (a plain file) is not searched for them:
 		 * the fast path of one left time, unless the state needs the offsets */
@@ -278,6 +290,27 @@ parse_valid(ss_asof *j, bool left, struct asof_in *in, bool env_read)
 		reject(j, left, in, "", "--state-dir needs enveloped records (topic, partition, offset)");
 		return false;
 	}
+	return ok;
+}
+
+bool
+asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t *t)
+{
+	ss_expr *e = left ? j->lon : j->ron;
+	const char *p, *why;
+	size_t n;
+	ss_rec rec;
+	bool ok;
+
+	ss_rec_init(&rec, raw, len);
+	if (ss_expr_raw(e, &rec, &p, &n)) {
+		ok = ss_time_from_raw(p, n, j->o.unit, t, &why);
+	} else {
+		jv v = ss_expr_eval(e, &rec);
+		ok = jv_is_valid(v) && ss_time_from_jv(v, j->o.unit, t, &why);
+		jv_free(v);
+	}
+	ss_rec_done(&rec);
 	return ok;
 }
 
@@ -364,16 +397,34 @@ write_selected(ss_asof *j, const ss_buf *b, uint64_t line)
 }
 
 /* Write one result; revision < 0 outside revise mode. */
-static void
-emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r, int64_t revision)
+void
+asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r, int64_t revision)
 {
 	ss_buf *b = &j->obuf;
 	char num[32];
 
 	if (r == NULL && j->o.inner)
 		return;
+	if (revision < 0 && j->revision0)
+		revision = 0;
 	j->n.emitted++;
 	j->n.matched += r != NULL;
+	if (j->select == NULL && asof_top(j)->acks == NULL) {
+		/* straight into the output buffer: no line to keep, nothing to reshape; a
+		 * reader of a killed process's output still gets whole lines */
+		ss_writer_reserve(j->out, len + (r ? r->len : 4) + 48);
+		ss_writer_write(j->out, "{\"left\":", 8);
+		ss_writer_write(j->out, raw, len);
+		ss_writer_write(j->out, ",\"right\":", 9);
+		if (r)
+			ss_writer_write(j->out, r->raw, r->len);
+		else
+			ss_writer_write(j->out, "null", 4);
+		if (revision >= 0)
+			ss_writer_write(j->out, num, (size_t)snprintf(num, sizeof num, ",\"revision\":%" PRId64, revision));
+		ss_writer_write(j->out, "}\n", 2);
+		return;
+	}
 	ss_buf_reset(b);
 	ss_buf_add(b, "{\"left\":", 8);
 	ss_buf_add(b, raw, len);
@@ -410,24 +461,28 @@ expired(const ss_asof *j, const struct asof_key *k, int64_t t)
 	return first > t || (first == t && j->o.strict && j->o.direction != SS_ASOF_FORWARD);
 }
 
+const struct asof_right *
+asof_pick(const ss_asof *j, int64_t t, const struct asof_right *b, const struct asof_right *f)
+{
+	if (b && !within(j, b->t, t))
+		b = NULL;
+	if (f && !within(j, t, f->t))
+		f = NULL;
+	if (b && f) /* nearest: the closer one, ties to backward */
+		return f->t - t < t - b->t ? f : b;
+	return b ? b : f;
+}
+
 static const struct asof_right *
 best_match(const ss_asof *j, const struct asof_key *k, int64_t t)
 {
 	const struct asof_right *b = NULL, *f = NULL;
 
-	if (j->o.direction != SS_ASOF_FORWARD) {
+	if (j->o.direction != SS_ASOF_FORWARD)
 		b = asof_hist_backward(k, t, j->o.strict);
-		if (b && !within(j, b->t, t))
-			b = NULL;
-	}
-	if (j->o.direction != SS_ASOF_BACKWARD) {
+	if (j->o.direction != SS_ASOF_BACKWARD)
 		f = asof_hist_forward(k, t, j->o.strict);
-		if (f && !within(j, t, f->t))
-			f = NULL;
-	}
-	if (b && f) /* nearest: the closer one, ties to backward */
-		return f->t - t < t - b->t ? f : b;
-	return b ? b : f;
+	return asof_pick(j, t, b, f);
 }
 
 /* The latest right event time that could still change the match of a left record at t
@@ -551,8 +606,39 @@ static void
 release(ss_asof *j, struct asof_held *h)
 {
 	if (j->o.emit == SS_ASOF_DEFER)
-		emit(j, h->raw, h->len, h->line, best_match(j, h->key, h->t), -1);
+		asof_emit(j, h->raw, h->len, h->line, best_match(j, h->key, h->t), -1);
 	unhold(j, h);
+}
+
+/* The right file has been indexed whole in the middle of a merge (asof_run.c): the
+ * records held so far get their final answers from the index. */
+static void
+answer_from_index(ss_asof *j, struct asof_held *h)
+{
+	struct asof_in q = {.t = h->t, .key = {.data = h->key->enc, .len = h->key->enclen}};
+	struct asof_right buf[2];
+
+	asof_emit(j, h->raw, h->len, h->line, asof_index_match(j->index, j, &q, buf), -1);
+}
+
+static void
+answer_spilled_from_index(ss_asof *j, struct asof_held *h)
+{
+	answer_from_index(j, h);
+	free(h);
+}
+
+void
+asof_answer_held(ss_asof *j)
+{
+	while (j->heap.n > 0) {
+		struct asof_held *h = asof_heap_pop(&j->heap);
+		answer_from_index(j, h);
+		unhold(j, h);
+	}
+	while (j->spilled > 0 &&
+	       asof_state_unspill(j->spill, j, false, INT64_MAX, UNSPILL_BATCH, answer_spilled_from_index) > 0)
+		;
 }
 
 /* Is the answer of a record with release point p final? */
@@ -565,7 +651,7 @@ final(const ss_asof *j, int64_t p)
 static void
 release_spilled(ss_asof *j, struct asof_held *h)
 {
-	emit(j, h->raw, h->len, h->line, best_match(j, h->key, h->t), -1);
+	asof_emit(j, h->raw, h->len, h->line, best_match(j, h->key, h->t), -1);
 	free(h);
 }
 
@@ -578,8 +664,6 @@ relink(ss_asof *j, struct asof_held *h)
 	if (j->st)
 		asof_state_held_put(j->st, h, false);
 }
-
-enum { UNSPILL_BATCH = 1024 };
 
 static void
 release_final(ss_asof *j)
@@ -740,7 +824,7 @@ right_changed(ss_asof *j, struct asof_key *k, int64_t t)
 		h->match = seq;
 		h->revision++;
 		j->n.revisions++;
-		emit(j, h->raw, h->len, h->line, r, h->revision);
+		asof_emit(j, h->raw, h->len, h->line, r, h->revision);
 		if (j->st)
 			record_revision(j, h);
 	}
@@ -823,15 +907,15 @@ asof_left(ss_asof *j, const struct asof_in *in)
 		/* a replay's earlier result knew more than what is left: do not revise it */
 		j->n.expired++;
 		if (!replay)
-			emit(j, in->raw, in->len, in->line, NULL, j->o.emit == SS_ASOF_REVISE ? first_revision(j, in) : -1);
+			asof_emit(j, in->raw, in->len, in->line, NULL, j->o.emit == SS_ASOF_REVISE ? first_revision(j, in) : -1);
 	} else if (j->o.emit == SS_ASOF_EAGER) {
-		emit(j, in->raw, in->len, in->line, best_match(j, k, in->t), -1);
+		asof_emit(j, in->raw, in->len, in->line, best_match(j, k, in->t), -1);
 	} else {
 		const struct asof_right *r = best_match(j, k, in->t);
 		int64_t p = release_point(j, k, in->t);
 		if (j->o.emit == SS_ASOF_REVISE) {
 			int64_t rev = first_revision(j, in);
-			emit(j, in->raw, in->len, in->line, r, rev);
+			asof_emit(j, in->raw, in->len, in->line, r, rev);
 			struct asof_held *open = replay ? find_open(k, in) : NULL;
 			if (open) {
 				open->revision = (uint32_t)rev;
@@ -841,7 +925,7 @@ asof_left(ss_asof *j, const struct asof_in *in)
 				hold(j, k, in, p, r, rev);
 			}
 		} else if (final(j, p)) {
-			emit(j, in->raw, in->len, in->line, r, -1);
+			asof_emit(j, in->raw, in->len, in->line, r, -1);
 		} else {
 			hold(j, k, in, p, r, 0);
 		}
@@ -953,6 +1037,7 @@ ss_asof_free(ss_asof *j)
 	}
 	ss_reader_free(j->lrd);
 	ss_reader_free(j->rrd);
+	asof_index_free(j->index);
 	free(j->heap.v);
 	free(j->outbox.v);
 	ss_acks_close(j->acks);

@@ -129,6 +129,11 @@ struct ss_asof {
 	int64_t lw_bare;  /* newest left event time from records without envelope */
 	struct asof_parts lparts; /* per topic-partition of enveloped left records */
 	bool left_seen, left_bare; /* the first left record had no envelope */
+	bool batch;       /* the right input is a regular file and there is no state: it is
+			     complete, every result is final when written (asof_run.c) */
+	bool revision0;   /* --emit revise over files: each result written once, revision 0 */
+	struct asof_index *index; /* the right file, indexed whole (asof_index.c), or NULL */
+	uint64_t rquiet;  /* right lines up to this one were reported already (a re-read) */
 	bool left_eof, right_eof;
 	uint64_t rseq, lid;
 	uint64_t uncommitted; /* records since the last state commit */
@@ -177,6 +182,13 @@ bool asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t lin
 /* A line of the one input (--left-topic/--right-topic), parsed into j->lin or j->rin as
  * *left says; false for a blank or rejected one (another topic, no envelope). */
 bool asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *left);
+/* Write {"left":raw,"right":r} (r NULL: null), with "revision" unless revision < 0. */
+void asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r,
+	       int64_t revision);
+/* The answer for a left record at t among the latest right record at or before it (b)
+ * and the earliest at or after it (f), either NULL: by --direction and --tolerance. */
+const struct asof_right *asof_pick(const ss_asof *j, int64_t t, const struct asof_right *b,
+				   const struct asof_right *f);
 void asof_left(ss_asof *j, const struct asof_in *in);
 void asof_right(ss_asof *j, const struct asof_in *in);
 void asof_right_end(ss_asof *j);
@@ -218,6 +230,19 @@ void asof_out(ss_asof *j, const char *line, size_t len);
 void asof_outbox_resend(ss_asof *j);
 /* Drop the results delivered by now from the state (in the open batch). */
 void asof_outbox_trim(ss_asof *j);
+
+/* asof_index.c: a right regular file indexed whole (every answer is final at once). */
+struct asof_index *asof_index_build(ss_asof *j, ss_reader *r);
+/* The answer for a parsed left record; buf holds what the result points to. */
+const struct asof_right *asof_index_match(struct asof_index *ix, ss_asof *j, const struct asof_in *in,
+					  struct asof_right buf[2]);
+/* Warm the caches for the matches of n parsed left records (a speed-up only). */
+void asof_index_prefetch(struct asof_index *ix, ss_asof *j, const struct asof_in *in, size_t n);
+void asof_index_free(struct asof_index *ix);
+/* Answer every held record from j->index (built in the middle of a merge). */
+void asof_answer_held(ss_asof *j);
+/* The event time of a line, unvalidated and unreported: for checking an order only. */
+bool asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t *t);
 
 /* asof_wm.c: the partition-aware right watermark and left time. */
 struct asof_part *asof_part_get(struct asof_parts *ps, const char *topic, int32_t partition);

@@ -63,17 +63,140 @@ next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in)
 	return false;
 }
 
+/* Are the first max lines of a file (all of it: max 0) in event-time order? Times only:
+ * bad lines are left for the real pass to report. */
+static bool
+in_order(ss_asof *j, ss_reader *rd, bool left, uint64_t max)
+{
+	const char *line;
+	size_t len;
+	int64_t t, prev = INT64_MIN;
+	bool sorted = true;
+
+	while (sorted && (max == 0 || ss_reader_lineno(rd) < max) && ss_reader_next(rd, &line, &len) == 1) {
+		if (!asof_peek_time(j, left, line, len, &t))
+			continue;
+		sorted = t >= prev;
+		prev = t;
+	}
+	ss_reader_rewind(rd);
+	return sorted;
+}
+
+/* A merge needs the right file in order (checked whole) and the left in order (a
+ * left record out of order turns the merge into an index at once); a left file that is
+ * out of order from its start is not worth checking the right for. */
+static bool
+mergeable(ss_asof *j, ss_reader *l, ss_reader *r)
+{
+	return in_order(j, l, true, 1024) && in_order(j, r, false, 0);
+}
+
+enum { ANSWER_BATCH = 32 }; /* left records whose lookups overlap in memory */
+
+struct left_batch {
+	struct asof_in in[ANSWER_BATCH];
+	ss_buf raw; /* their lines: the reader may move its buffer between them */
+	size_t n;
+};
+
+/* Answer the left records of a batch from the index, in order. */
+static void
+answer_batch(ss_asof *j, struct left_batch *b)
+{
+	struct asof_right buf[2];
+	size_t off = 0;
+
+	for (size_t i = 0; i < b->n; i++) {
+		b->in[i].raw = b->raw.data + off;
+		off += b->in[i].len;
+	}
+	asof_index_prefetch(j->index, j, b->in, b->n);
+	for (size_t i = 0; i < b->n; i++) {
+		const struct asof_in *in = &b->in[i];
+		j->n.left++;
+		asof_emit(j, in->raw, in->len, in->line, asof_index_match(j->index, j, in, buf), -1);
+	}
+	b->n = 0;
+	ss_buf_reset(&b->raw);
+}
+
+/* The rest of the left input, each record answered at once from the index (in
+ * batches while records are ready, so that their lookups overlap). */
+static void
+answer_left(ss_asof *j, ss_reader *l)
+{
+	struct pollfd p = {.fd = ss_reader_fd(l), .events = POLLIN};
+	struct left_batch *b = calloc(1, sizeof *b);
+	const char *line;
+	size_t len;
+	int rc;
+
+	if (b == NULL)
+		ss_diag_die(SS_EXIT_DATA, "out of memory");
+	while ((rc = ss_reader_try_next(l, &line, &len)) != 0) {
+		stop_if_signalled();
+		if (rc < 0) {
+			answer_batch(j, b);
+			asof_idle(j); /* a left pipe with nothing ready: results out now */
+			if (poll(&p, 1, -1) < 0 && errno != EINTR)
+				ss_diag_die(SS_EXIT_DATA, "poll: %s", strerror(errno));
+			continue;
+		}
+		struct asof_in *in = &b->in[b->n];
+		if (!asof_parse(j, true, line, len, ss_reader_lineno(l), in))
+			continue;
+		ss_buf_add(&b->raw, line, len);
+		if (++b->n == ANSWER_BATCH)
+			answer_batch(j, b);
+	}
+	answer_batch(j, b);
+	for (size_t i = 0; i < ANSWER_BATCH; i++)
+		ss_buf_free(&b->in[i].key);
+	ss_buf_free(&b->raw);
+	free(b);
+	j->left_eof = true;
+}
+
+/* Index the right file whole, then answer the left. In the middle of a merge, the right
+ * lines read so far were reported already; the held records are answered first. */
+static void
+run_indexed(ss_asof *j, ss_reader *l, ss_reader *r, bool have_left)
+{
+	j->rquiet = ss_reader_lineno(r);
+	j->n.right = 0;
+	ss_reader_rewind(r);
+	j->index = asof_index_build(j, r);
+	j->right_eof = true;
+	asof_answer_held(j);
+	if (have_left) {
+		struct asof_right buf[2];
+		j->n.left++;
+		asof_emit(j, j->lin.raw, j->lin.len, j->lin.line, asof_index_match(j->index, j, &j->lin, buf), -1);
+	}
+	answer_left(j, l);
+}
+
 /* Both inputs are files: always apply the side whose next record is older (the right
- * one on ties, so a left record sees the right records of its own time). */
+ * one on ties, so a left record sees the right records of its own time). In a batch
+ * (the right file known to be in order) a left record behind an earlier one could need
+ * right history already dropped: the right file is indexed whole instead. */
 static void
 run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 {
 	bool have_l = false, have_r = false;
+	int64_t lmax = INT64_MIN;
 
 	for (;;) {
 		stop_if_signalled();
 		if (!have_l && !j->left_eof && !(have_l = next_record(j, l, true, &j->lin)))
 			j->left_eof = true;
+		if (have_l && j->batch && j->lin.t < lmax) {
+			run_indexed(j, l, r, true);
+			return;
+		}
+		if (have_l && j->lin.t > lmax)
+			lmax = j->lin.t;
 		if (!have_r && !j->right_eof && !(have_r = next_record(j, r, false, &j->rin)))
 			asof_right_end(j);
 		if (asof_done(j) || (!have_l && !have_r))
@@ -229,10 +352,21 @@ ss_asof_run(ss_asof *j, const char *left, const char *right)
 
 	j->lname = ss_reader_name(l);
 	j->rname = ss_reader_name(r);
-	if (regular(l) && regular(r))
+	if (regular(r) && j->st == NULL && j->dir == NULL) {
+		/* the right input is complete: a batch, every answer exact and final */
+		j->batch = true;
+		j->revision0 = j->o.emit == SS_ASOF_REVISE;
+		j->o.emit = SS_ASOF_DEFER;
+		j->o.max_delay = -1;
+		if (regular(l) && mergeable(j, l, r))
+			run_merged(j, l, r);
+		else
+			run_indexed(j, l, r, false);
+	} else if (regular(l) && regular(r)) {
 		run_merged(j, l, r);
-	else
+	} else {
 		run_live(j, l, r);
+	}
 	asof_idle(j);
 	j->lname = left;
 	j->rname = right;

@@ -226,6 +226,28 @@ ss_expr_raw(ss_expr *e, ss_rec *r, const char **start, size_t *len)
 	return true;
 }
 
+/* A plain path that leads nowhere in the record (a missing field), as opposed to one
+ * whose value is null. */
+static bool
+path_absent(const struct ss_jpath *path, const ss_rec *r)
+{
+	const char *vs, *ve;
+	bool type_error;
+
+	return !ss_jpath_find(path, r->raw, r->raw + r->len, &vs, &ve, &type_error) && !type_error;
+}
+
+bool
+ss_expr_absent(const ss_expr *e, ss_rec *r)
+{
+	if (e->path)
+		return path_absent(e->path, r);
+	for (int i = 0; i < e->ntuple; i++)
+		if (path_absent(e->tuple[i], r))
+			return true;
+	return false;
+}
+
 jv
 ss_expr_eval(ss_expr *e, ss_rec *r)
 {

@@ -38,6 +38,10 @@ bool ss_expr_raw(ss_expr *e, ss_rec *r, const char **start, size_t *len);
  * the document. Returns 1, 0 when the result is null, -1 on an error (message in err). */
 struct ss_buf;
 int ss_expr_key(ss_expr *e, ss_rec *r, struct ss_buf *enc, struct ss_buf *text, char *err, size_t errsize);
+/* Is the expression a plain path (or an array of them) that leads to no value in the
+ * record: a field that is not there, which jq would quietly turn into null? Other
+ * expressions are never absent (`.a // null` asks for null explicitly). */
+bool ss_expr_absent(const ss_expr *e, ss_rec *r);
 /* Run on a jv input (for tools that build values); consumes input. */
 jv ss_expr_eval_jv(ss_expr *e, jv input);
 /* The message of an invalid result (not consumed) as a C string in buf. */

@@ -530,24 +530,29 @@ find_member(const char *p, const char *end, const struct step *st, const char **
 	const char *why;
 	bool found = false;
 
+	/* the document is usually valid; where it is not (a quick look at a line before it
+	 * is validated), nothing is found and nothing past end is read */
 	p = skip_ws(p + 1, end);
-	if (*p == '}')
+	if (p >= end || *p != '"')
 		return false;
 	for (;;) {
 		const char *ks = p, *ke = scan_string(p, end, &why);
-		p = skip_ws(ke, end) + 1;
-		p = skip_ws(p, end);
+		if (ke == NULL || (p = skip_ws(ke, end)) >= end || *p != ':')
+			return false;
+		p = skip_ws(p + 1, end);
 		const char *v = p;
-		p = ss_jscan_value(p, end, &why);
+		if ((p = ss_jscan_value(p, end, &why)) == NULL)
+			return false;
 		if (key_equals(ks, ke, st->key, st->keylen)) {
 			*vs = v;
 			*ve = p;
 			found = true;
 		}
 		p = skip_ws(p, end);
-		if (*p == '}')
+		if (p < end && *p == '}')
 			return found;
-		p = skip_ws(p + 1, end);
+		if (p >= end || *p != ',' || (p = skip_ws(p + 1, end)) >= end || *p != '"')
+			return false;
 	}
 }
 
@@ -557,18 +562,19 @@ find_element(const char *p, const char *end, long index, const char **vs, const 
 	const char *why;
 
 	p = skip_ws(p + 1, end);
-	if (*p == ']')
+	if (p >= end || *p == ']')
 		return false;
 	for (long i = 0;; i++) {
 		const char *v = p;
-		p = ss_jscan_value(p, end, &why);
+		if ((p = ss_jscan_value(p, end, &why)) == NULL)
+			return false;
 		if (i == index) {
 			*vs = v;
 			*ve = p;
 			return true;
 		}
 		p = skip_ws(p, end);
-		if (*p == ']')
+		if (p >= end || *p != ',')
 			return false;
 		p = skip_ws(p + 1, end);
 	}
@@ -585,7 +591,7 @@ ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,
 	const char *e = end; /* the document is valid: members are found before its end */
 	for (int i = 0; i < path->nsteps; i++) {
 		const struct step *st = &path->steps[i];
-		if (*p == 'n')
+		if (p >= e || *p == 'n')
 			return false; /* null indexed by anything is null */
 		if (st->key && *p == '{') {
 			if (!find_member(p, e, st, &p, &e))

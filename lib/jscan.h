@@ -21,7 +21,8 @@ struct ss_jpath;
 /* Parse a jq expression that is a plain path; NULL if it is anything else. */
 struct ss_jpath *ss_jpath_parse(const char *expr);
 void ss_jpath_free(struct ss_jpath *path);
-/* Find the raw value at the path in a valid JSON document. Returns true and sets
+/* Find the raw value at the path in a JSON document (one not validated yet gives
+ * false, and nothing past end is read). Returns true and sets
  * [*vstart,*vend) when found; false when a step is missing or has the wrong type
  * (jq would give null for missing keys, an error for wrong types: *type_error says which). */
 bool ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,

@@ -94,6 +94,8 @@ struct ss_reader {
 	char *buf;
 	size_t cap, start, end; /* unread bytes are buf[start, end) */
 	size_t scanned;         /* buf[start, start+scanned) has no '\n' */
+	uint64_t base;          /* input offset of buf[0] */
+	uint64_t line_off;      /* input offset of the line last returned */
 	uint64_t lineno;
 	void (*idle)(void *);
 	void *idle_arg;
@@ -156,6 +158,22 @@ ss_reader_lineno(const ss_reader *r)
 	return r->lineno;
 }
 
+void
+ss_reader_rewind(ss_reader *r)
+{
+	if (lseek(r->fd, 0, SEEK_SET) != 0)
+		ss_diag_die(SS_EXIT_DATA, "%s: seek: %s", r->name, strerror(errno));
+	r->eof = false;
+	r->start = r->end = r->scanned = 0;
+	r->base = r->line_off = r->lineno = 0;
+}
+
+uint64_t
+ss_reader_offset(const ss_reader *r)
+{
+	return r->line_off;
+}
+
 const char *
 ss_reader_name(const ss_reader *r)
 {
@@ -177,6 +195,7 @@ take_line(ss_reader *r, const char **line, size_t *len)
 	}
 	*line = s;
 	*len = (size_t)(nl - s);
+	r->line_off = r->base + r->start;
 	if (*len > 0 && s[*len - 1] == '\r')
 		(*len)--; /* CRLF line ends */
 	r->start = nl < r->buf + r->end ? (size_t)(nl - r->buf) + 1 : r->end;
@@ -192,6 +211,7 @@ make_room(ss_reader *r)
 	if (r->start > 0) {
 		memmove(r->buf, r->buf + r->start, r->end - r->start);
 		r->end -= r->start;
+		r->base += r->start;
 		r->start = 0;
 	}
 	if (r->cap - r->end < 64 * 1024) {
@@ -351,6 +371,13 @@ ss_writer_write(ss_writer *w, const char *p, size_t n)
 	}
 	memcpy(w->buf + w->len, p, n);
 	w->len += n;
+}
+
+void
+ss_writer_reserve(ss_writer *w, size_t n)
+{
+	if (w->len + n > WBUF)
+		ss_writer_flush(w);
 }
 
 void

@@ -40,6 +40,10 @@ int ss_reader_next(ss_reader *r, const char **line, size_t *len);
 int ss_reader_try_next(ss_reader *r, const char **line, size_t *len);
 int ss_reader_fd(const ss_reader *r);
 uint64_t ss_reader_lineno(const ss_reader *r);
+/* Read a regular file again from its start. */
+void ss_reader_rewind(ss_reader *r);
+/* Byte offset in the input of the line last returned. */
+uint64_t ss_reader_offset(const ss_reader *r);
 const char *ss_reader_name(const ss_reader *r);
 /* Validate one line as a JSON value (one value, UTF-8); on error returns false and *why. */
 bool ss_ndjson_valid(const char *line, size_t len, const char **why);
@@ -51,6 +55,8 @@ typedef struct ss_writer ss_writer;
  * (status 141 like SIGPIPE would), other errors exit 1 with a message. */
 ss_writer *ss_writer_new(int fd, const char *name);
 void ss_writer_write(ss_writer *w, const char *buf, size_t len);
+/* Flush now unless n more bytes fit: a line written in pieces after it goes out whole. */
+void ss_writer_reserve(ss_writer *w, size_t n);
 void ss_writer_puts(ss_writer *w, const char *s);
 void ss_writer_putc(ss_writer *w, char c);
 /* Write a JSON string literal (quoted, escaped) of raw bytes (UTF-8 assumed valid). */

@@ -35,7 +35,7 @@ check() {
 
 @test "the same records without envelopes share one watermark: the slow partitions are late" {
 	gen 1 "$T" 5
-	run --separate-stderr ss-asof --by .k --on .t --grace 5s --late-file "$T/late" "$T/left" "$T/right.bare"
+	run --separate-stderr ss-asof --by .k --on .t --grace 5s --late-file "$T/late" "$T/left" <(cat "$T/right.bare")
 	assert_success
 	[ -s "$T/late" ]
 	[[ "$stderr" == *"(late $(wc -l <"$T/late"))"* ]]
@@ -45,7 +45,7 @@ check() {
 		'{"topic":"wx","partition":0,"offset":1,"t":94}' \
 		'{"topic":"wx","partition":1,"offset":1,"t":6}' >"$T/r"
 	printf '{"t":5000}\n' >"$T/l" # held until the right input ends: all of it is read
-	run --separate-stderr ss-asof --on .t --grace 5s --late-file "$T/late2" "$T/l" "$T/r"
+	run --separate-stderr ss-asof --on .t --grace 5s --late-file "$T/late2" "$T/l" <(cat "$T/r")
 	assert_success
 	run cat "$T/late2"
 	assert_output '{"topic":"wx","partition":0,"offset":1,"t":94}'

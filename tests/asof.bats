@@ -125,7 +125,7 @@ setup() {
 }
 
 @test "--by joins on any JSON value: 1 and \"1\" differ, arrays are keys" {
-	printf '%s\n' '{"t":1,"k":1,"v":"n1"}' '{"t":1,"k":"1","v":"s1"}' '{"t":1,"k":[1,"x"],"v":"arr"}' '{"t":1,"v":"nokey"}' >"$T/r"
+	printf '%s\n' '{"t":1,"k":1,"v":"n1"}' '{"t":1,"k":"1","v":"s1"}' '{"t":1,"k":[1,"x"],"v":"arr"}' '{"t":1,"k":null,"v":"nokey"}' >"$T/r"
 	printf '%s\n' '{"t":2,"k":"1"}' '{"t":2,"k":1}' '{"t":2,"k":[1,"x"]}' '{"t":2,"k":null}' '{"t":2,"k":"zz"}' >"$T/l"
 	run --separate-stderr ss-asof --on .t --by .k --select '.right.v' "$T/l" "$T/r"
 	assert_output '"s1"
@@ -137,6 +137,32 @@ null'
 	printf '%s\n' '{"t":2,"station":1}' >"$T/l2"
 	run --separate-stderr ss-asof --on .t --left-by .station --right-by .k --select '.right.v' "$T/l2" "$T/r"
 	assert_output '"n1"'
+}
+
+@test "a --by or --on field that is not there is an error, not the key null" {
+	printf '%s\n' '{"t":1,"k":"a","v":"r"}' >"$T/r"
+	printf '%s\n' '{"t":2,"k":"a"}' '{"t":3,"kk":"a"}' >"$T/l"
+	run --separate-stderr ss-asof --on .t --by .kk --select .right.v "$T/l" "$T/r"
+	assert_failure 1
+	[[ "$stderr" == *"$T/l:1: left: .kk: no such field"* ]]
+	run --separate-stderr ss-asof --on .t --by .k --select .right.v "$T/l" "$T/r"
+	assert_failure 1
+	assert_output '"r"'
+	[[ "$stderr" == *"$T/l:2: left: .k: no such field"* ]]
+	# in an array of paths too; a key asked to be null where missing joins as null
+	run --separate-stderr ss-asof --on .t --by '[.k, .x]' "$T/l" "$T/r"
+	assert_failure 1
+	[[ "$stderr" == *"no such field"* ]]
+	run --separate-stderr ss-asof --on .t --by '.kk // null' --select .right.v "$T/l" "$T/r"
+	assert_success
+	assert_output '"r"
+null'
+	run --separate-stderr ss-asof --on .tt "$T/l" "$T/r"
+	assert_failure 1
+	[[ "$stderr" == *"$T/l:1: left: .tt: no such field"* ]]
+	run --separate-stderr ss-asof --left-on .t --right-on .time "$T/l" "$T/r"
+	assert_failure 1
+	[[ "$stderr" == *"$T/r:1: right: .time: no such field"* ]]
 }
 
 @test "--left-on/--right-on read times from different fields" {
@@ -190,8 +216,9 @@ null'
 @test "late right records are counted, written to --late-file and not applied" {
 	printf '%s\n' '{"t":10,"v":"a"}' '{"t":20,"v":"b"}' '{"t":12,"v":"late"}' '{"t":18,"v":"in grace"}' >"$T/r"
 	printf '%s\n' '{"t":13}' '{"t":19}' >"$T/l"
-	# the left side through a pipe, so it arrives after all the right records
-	run --separate-stderr ss-asof --on .t --emit eager --late-file "$T/late" --select .right.v <(sleep 0.3; cat "$T/l") "$T/r"
+	# both through pipes (a file is complete: nothing in it is late), the left after all
+	# the right records
+	run --separate-stderr ss-asof --on .t --emit eager --late-file "$T/late" --select .right.v <(sleep 0.3; cat "$T/l") <(cat "$T/r")
 	assert_success
 	assert_output '"a"
 "a"'
@@ -201,7 +228,7 @@ null'
 {"t":18,"v":"in grace"}'
 	# with --grace 5s the record at 18 is in time (20 - 5 = 15)
 	rm "$T/late"
-	run --separate-stderr ss-asof --on .t --emit eager --grace 5s --late-file "$T/late" --select .right.v <(sleep 0.3; cat "$T/l") "$T/r"
+	run --separate-stderr ss-asof --on .t --emit eager --grace 5s --late-file "$T/late" --select .right.v <(sleep 0.3; cat "$T/l") <(cat "$T/r")
 	assert_output '"a"
 "in grace"'
 	[[ "$stderr" == *"right 4 (late 1)"* ]]
