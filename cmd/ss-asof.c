@@ -20,6 +20,7 @@ static const char usage[] =
 	"               [--inner] [--emit eager|defer|revise] [--grace DURATION]\n"
 	"               [--max-delay DURATION] [--idle DURATION]\n"
 	"               [--right-partitions N] [--right-end finish|exit] [--right-end-file FILE]\n"
+	"               [--allow-empty-right]\n"
 	"               [--retain DURATION] [--select EXPR]\n"
 	"               [--state DB | --state-dir DIR] [--acks FILE] [--late-file FILE]\n"
 	"               [--on-error fail|skip|dead-letter=FILE]\n"
@@ -30,7 +31,7 @@ enum {
 	OPT_ON = 256, OPT_LEFT_ON, OPT_RIGHT_ON, OPT_BY, OPT_LEFT_BY, OPT_RIGHT_BY, OPT_DIRECTION,
 	OPT_STRICT, OPT_TOLERANCE, OPT_INNER, OPT_EMIT, OPT_GRACE, OPT_SELECT, OPT_STATE, OPT_STATE_DIR,
 	OPT_RETAIN, OPT_MAX_DELAY, OPT_IDLE, OPT_RIGHT_PARTITIONS, OPT_LATE_FILE, OPT_ON_ERROR, OPT_TS_UNIT, OPT_LEFT_TOPIC, OPT_RIGHT_TOPIC, OPT_RIGHT_END,
-	OPT_ACKS, OPT_RIGHT_END_FILE,
+	OPT_ACKS, OPT_RIGHT_END_FILE, OPT_ALLOW_EMPTY_RIGHT,
 };
 
 static const struct option longopts[] = {
@@ -57,6 +58,7 @@ static const struct option longopts[] = {
 	{"acks", required_argument, NULL, OPT_ACKS},
 	{"right-end-file", required_argument, NULL, OPT_RIGHT_END_FILE},
 	{"right-end", required_argument, NULL, OPT_RIGHT_END},
+	{"allow-empty-right", no_argument, NULL, OPT_ALLOW_EMPTY_RIGHT},
 	{"left-topic", required_argument, NULL, OPT_LEFT_TOPIC},
 	{"right-topic", required_argument, NULL, OPT_RIGHT_TOPIC},
 	{"on-error", required_argument, NULL, OPT_ON_ERROR},
@@ -120,7 +122,7 @@ main(int argc, char **argv)
 	static const char *const emits[] = {"eager", "defer", "revise", NULL};
 	static const char *const right_ends[] = {"finish", "exit", NULL};
 	struct ss_errpolicy onerror = {.mode = SS_ONERROR_FAIL};
-	struct ss_asof_opts o = {.tolerance = -1, .max_delay = -1, .idle = DEFAULT_IDLE, .emit = SS_ASOF_DEFER,
+	struct ss_asof_opts o = {.tolerance = -1, .max_delay = -1, .idle = DEFAULT_IDLE, .emit = SS_ASOF_DEFER, .retain = -1,
 				 .onerror = &onerror, .unit = SS_TS_S};
 	const char *on = NULL, *by = NULL;
 	int c;
@@ -151,6 +153,7 @@ main(int argc, char **argv)
 		case OPT_LATE_FILE: o.late_file = optarg; break;
 		case OPT_ACKS: o.acks = optarg; break;
 		case OPT_RIGHT_END_FILE: o.right_end_file = optarg; break;
+		case OPT_ALLOW_EMPTY_RIGHT: o.allow_empty_right = true; break;
 		case OPT_LEFT_TOPIC: o.left_topic = optarg; break;
 		case OPT_RIGHT_TOPIC: o.right_topic = optarg; break;
 		case OPT_ON_ERROR:

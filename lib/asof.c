@@ -102,6 +102,7 @@ join_alloc(const struct ss_asof_opts *opts, ss_writer *out)
 	j->out = out;
 	j->maxr = j->lw = j->lw_bare = j->spill_min_t = j->wm = ASOF_NONE;
 	j->idle_next = INT64_MAX;
+	j->partition = -1;
 	j->started = ss_time_mono();
 	j->spill_limit = spill_limit();
 	return j;
@@ -118,11 +119,12 @@ state_open(ss_asof *j)
 }
 
 ss_asof *
-asof_join_new(ss_asof *top, const char *path)
+asof_join_new(ss_asof *top, const char *path, int32_t partition)
 {
 	ss_asof *j = join_alloc(&top->o, top->out);
 
 	j->top = top;
+	j->partition = partition;
 	j->o.state = path;
 	j->o.state_dir = NULL;
 	j->o.right_partitions = 0; /* its one right partition */
@@ -274,12 +276,14 @@ parse_valid(ss_asof *j, bool left, struct asof_in *in, bool env_read)
 	ss_rec rec;
 	bool ok;
 
+	/* envelopes give partition watermarks and left times, and --state's offsets */
+	if (!env_read)
+		in->has_env = !j->batch && !(left && j->left_bare) && ss_envelope_get(in->raw, in->len, &in->env);
 	ss_rec_init(&rec, in->raw, in->len);
 	ok = parse_time(j, left, in, &rec) && parse_key(j, left, in, &rec);
 	ss_rec_done(&rec);
-	/* envelopes give partition watermarks and left times, and --state's offsets */
-	if (!env_read)
-		in->has_env = ok && !j->batch && !(left && j->left_bare) && ss_envelope_get(in->raw, in->len, &in->env);
+	if (!ok && in->has_env && !j->dir)
+		asof_wm_seen(j, left, &in->env); /* read, if not applied: its partition went on */
 	if (ok && left && !j->left_seen) {
 		/* a left input without envelopes (a plain file) is not searched for them:
 		 * the fast path of one left time, unless the state needs the offsets */
@@ -690,9 +694,16 @@ release_final(ss_asof *j)
 void
 asof_tick(ss_asof *j)
 {
+	if (j->top == NULL && ss_feed_refresh(j->rfeed, false))
+		j->feed_gen++;
 	if (j->dir) {
 		asof_dir_tick(j);
 		return;
+	}
+	if (j->feed_synced != asof_top(j)->feed_gen) {
+		asof_wm_feed(j); /* the right input's writer said more */
+		if (asof_wm_update(j))
+			release_final(j);
 	}
 	if (j->lparts.n > 0)
 		asof_lw_update(j); /* a left partition may have turned idle */
@@ -761,9 +772,11 @@ drop_from_state(const struct asof_key *k, const struct asof_right *r, void *arg)
 static void
 prune(ss_asof *j, struct asof_key *k)
 {
-	if (j->lw == ASOF_NONE || k->n < 2)
+	/* by default all of it is kept: a left record may come late by any amount; a
+	 * merge of two ordered files knows it never does (asof_run.c) */
+	if (j->lw == ASOF_NONE || k->n < 2 || (j->o.retain < 0 && !j->batch))
 		return;
-	int64_t cutoff = sat_add(min64(j->lw, watermark(j)), -j->o.retain);
+	int64_t cutoff = sat_add(min64(j->lw, watermark(j)), j->o.retain < 0 ? 0 : -j->o.retain);
 	if (k->hist[1].t >= cutoff)
 		return;
 	if (j->o.direction == SS_ASOF_BACKWARD) {
@@ -841,6 +854,7 @@ asof_right(ss_asof *j, const struct asof_in *in)
 	}
 	if (keep && asof_state_seen(j->st, &in->env)) {
 		j->n.replayed++;
+		asof_wm_seen(j, false, &in->env);
 		return;
 	}
 	j->n.right++;
@@ -861,6 +875,30 @@ asof_right(ss_asof *j, const struct asof_in *in)
 		asof_state_applied(j->st, &in->env);
 	release_final(j);
 	checkpoint(j);
+}
+
+void
+asof_check_right_empty(ss_asof *j)
+{
+	ss_asof *top = asof_top(j);
+
+	if (top->right_empty && !top->o.allow_empty_right)
+		ss_diag_die(SS_EXIT_DATA, "%s: ended without a record: every left record would be joined with "
+			    "null (did its consumer fail? --allow-empty-right accepts it)", top->rname);
+}
+
+/* Held because nothing says which partitions the right input has: say so, once. */
+static void
+tell_blind(ss_asof *j)
+{
+	ss_asof *top = asof_top(j);
+
+	if (top->blind_told || j->wm != ASOF_NONE || !asof_wm_blind(j))
+		return;
+	top->blind_told = true;
+	ss_diag_warn("%s: its records carry Kafka partitions, but nothing says which partitions it has "
+		     "(its writer is not ss-consume on this host): left records wait for its end to be "
+		     "answered exactly; --right-partitions N says how many to wait for", top->rname);
 }
 
 /* Revision number of a left record's first result in this run: 0, or the next one when
@@ -928,6 +966,7 @@ asof_left(ss_asof *j, const struct asof_in *in)
 			asof_emit(j, in->raw, in->len, in->line, r, -1);
 		} else {
 			hold(j, k, in, p, r, 0);
+			tell_blind(j);
 		}
 	}
 	if (keep)

@@ -24,7 +24,9 @@ struct ss_asof_opts {
 	bool inner;            /* drop left records without a match */
 	enum ss_asof_emit emit;
 	int64_t grace;         /* ns the right stream may run out of order */
-	int64_t retain;        /* ns of right history kept behind the slower stream */
+	int64_t retain;        /* ns of right history kept behind the slower stream, or -1
+				  for all of it (the exact answer for a left record late by
+				  any amount) */
 	int64_t max_delay;     /* ns of wall clock a deferred record may wait, or -1 */
 	int64_t idle;          /* ns of wall clock after which a silent right partition
 				  no longer holds the watermark back */
@@ -33,6 +35,7 @@ struct ss_asof_opts {
 				  right stream: exit 75, held records kept in the state */
 	const char *right_end_file; /* nor is one ending without this file (ss-consume
 				       --end-file), or NULL */
+	bool allow_empty_right; /* a right input without a record is not an error */
 	const char *select;    /* jq expression over each output object, or NULL */
 	const char *state;     /* SQLite state file, or NULL */
 	const char *state_dir; /* one state file per partition number, or NULL */

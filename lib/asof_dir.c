@@ -148,7 +148,7 @@ static void
 slot_open(ss_asof *top, struct asof_slot *s)
 {
 	s->lock = lock_slot(top, s, true);
-	s->j = asof_join_new(top, s->path);
+	s->j = asof_join_new(top, s->path, s->partition);
 	s->held = false;
 }
 
@@ -175,7 +175,7 @@ asof_dir_resend(ss_asof *top)
 		struct asof_slot *s = slot_get(d, p);
 		if (s->j != NULL || !asof_state_keeps_results(s->path) || (s->lock = lock_slot(top, s, false)) < 0)
 			continue;
-		s->j = asof_join_new(top, s->path);
+		s->j = asof_join_new(top, s->path, s->partition);
 		s->seen = ss_time_mono();
 	}
 	closedir(dh);
@@ -216,7 +216,7 @@ asof_dir_right_end(ss_asof *top)
 		if (s->j) {
 			asof_right_end(s->j);
 		} else if (s->held && (s->lock = lock_slot(top, s, false)) >= 0) {
-			s->j = asof_join_new(top, s->path); /* finishes them as it loads */
+			s->j = asof_join_new(top, s->path, s->partition); /* finishes them as it loads */
 			s->held = false;
 		}
 	}

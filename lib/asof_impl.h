@@ -14,6 +14,7 @@
 #include "buf.h"
 #include "envelope.h"
 #include "expr.h"
+#include "feed.h"
 
 #define ASOF_NONE INT64_MIN /* no time yet */
 #define CHECKPOINT_RECORDS 10000
@@ -80,8 +81,11 @@ struct asof_in {
 struct asof_part {
 	char topic[256];
 	int32_t partition;
-	int64_t maxt; /* newest event time applied from it */
-	int64_t seen; /* monotonic time of its last record, for --idle */
+	int64_t maxt;      /* newest event time applied from it */
+	int64_t seen;      /* monotonic time of its last record, for --idle */
+	int64_t offset;    /* newest offset read from it (applied or not), -1 for none */
+	int feed;          /* where its writer says it is (enum ss_feed_pstate), or -1 */
+	int64_t feed_last; /* ... as of the record at this offset */
 };
 
 struct asof_parts {
@@ -123,6 +127,15 @@ struct ss_asof {
 	int64_t maxr;     /* newest right event time applied from records without envelope */
 	struct asof_parts rparts; /* per topic-partition of enveloped right records */
 	int64_t wm;        /* the effective right watermark (asof_wm.c) */
+	int32_t partition; /* a partition-join's partition number, else -1 */
+	ss_feed_in *rfeed; /* top: what the right input's writer tells (one input: its), or NULL */
+	ss_feed_in *lfeed; /* top: the same of the left input */
+	uint64_t feed_gen; /* top: times rfeed was read; a join syncs when it has not seen the last */
+	uint64_t feed_synced;
+	size_t feed_parts; /* right partitions the writer listed when last synced */
+	bool blind_told;   /* said that the right partitions cannot be known */
+	bool right_empty;  /* top: the right input ended without a record */
+	int left_failed;   /* top: the left input's writer failed with this exit status */
 	int64_t idle_next; /* monotonic time the next partition turns idle */
 	int64_t started;   /* monotonic start time: unseen partitions are waited for --idle */
 	int64_t lw;       /* the left time history is kept for: the slowest left partition's */
@@ -162,6 +175,12 @@ asof_top(ss_asof *j)
 	return j->top ? j->top : j;
 }
 
+static inline const ss_asof *
+asof_ctop(const ss_asof *j)
+{
+	return j->top ? j->top : j;
+}
+
 /* asof_hist.c: keys, right history, release heap. */
 struct asof_key *asof_key_get(struct asof_map *m, const char *enc, size_t len);
 void asof_map_free(struct asof_map *m);
@@ -178,6 +197,9 @@ void asof_heap_remove(struct asof_heap *h, struct asof_held *x);
 void asof_heap_fix(struct asof_heap *h, struct asof_held *x);
 
 /* asof.c: the engine, fed one parsed record at a time. */
+/* A left record is about to be answered: exit 1 if the right input had no record (every
+ * answer would be null) unless --allow-empty-right. */
+void asof_check_right_empty(ss_asof *j);
 bool asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in);
 /* A line of the one input (--left-topic/--right-topic), parsed into j->lin or j->rin as
  * *left says; false for a blank or rejected one (another topic, no envelope). */
@@ -200,8 +222,9 @@ void asof_held_link(ss_asof *j, struct asof_held *h);
 /* Has this enveloped right or left record been applied, in this run or an earlier one
  * (the state's offsets)? */
 bool asof_applied(ss_asof *j, const struct ss_envelope *env);
-/* A partition-join of top with its state in path (borrowed until ss_asof_free). */
-ss_asof *asof_join_new(ss_asof *top, const char *path);
+/* A partition-join of top for partition number partition, with its state in path
+ * (borrowed until ss_asof_free). */
+ss_asof *asof_join_new(ss_asof *top, const char *path, int32_t partition);
 void asof_counters_add(struct asof_counters *sum, const struct asof_counters *c);
 
 /* asof_dir.c: --state-dir, the router over partition-joins. */
@@ -246,7 +269,13 @@ bool asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t 
 
 /* asof_wm.c: the partition-aware right watermark and left time. */
 struct asof_part *asof_part_get(struct asof_parts *ps, const char *topic, int32_t partition);
+/* Take in what the right input's writer says about its partitions (after a refresh). */
+void asof_wm_feed(ss_asof *j);
+/* A record of this partition was read, whether applied or not (bad, late, a replay). */
+void asof_wm_seen(ss_asof *j, bool left, const struct ss_envelope *env);
 bool asof_wm_update(ss_asof *j);
+/* Is the right watermark held back because the right partitions cannot be known? */
+bool asof_wm_blind(const ss_asof *j);
 /* Advance the left time by a left record (its partition's, with an envelope). */
 void asof_lw_left(ss_asof *j, const struct asof_in *in);
 /* Recompute the left time: the minimum over the left partitions not idle. */

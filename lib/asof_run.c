@@ -63,6 +63,31 @@ next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in)
 	return false;
 }
 
+/* The end of the right input: with nothing in it, no left record may be answered. */
+static void
+right_ended(ss_asof *j)
+{
+	j->right_empty = j->n.right == 0 && j->n.replayed == 0 && j->n.late == 0;
+	if (j->heap.n > 0 || j->spilled > 0)
+		asof_check_right_empty(j);
+	asof_right_end(j);
+}
+
+/* An input's writer that tells how it ended (ss-consume) and failed: its end is not the
+ * end of its stream. Exit 75 (the exit handler commits the state). */
+static void
+writer_check(ss_feed_in *feed, const char *name, const char *consequence)
+{
+	int status;
+
+	ss_feed_refresh(feed, true);
+	if (ss_feed_state(feed, &status) != SS_FEED_FAILED)
+		return;
+	if (status == 0)
+		ss_diag_die(SS_EXIT_TEMPFAIL, "%s: its writer was killed before it finished: %s", name, consequence);
+	ss_diag_die(SS_EXIT_TEMPFAIL, "%s: its writer failed (exit %d): %s", name, status, consequence);
+}
+
 /* Are the first max lines of a file (all of it: max 0) in event-time order? Times only:
  * bad lines are left for the real pass to report. */
 static bool
@@ -146,6 +171,7 @@ answer_left(ss_asof *j, ss_reader *l)
 		struct asof_in *in = &b->in[b->n];
 		if (!asof_parse(j, true, line, len, ss_reader_lineno(l), in))
 			continue;
+		asof_check_right_empty(j);
 		ss_buf_add(&b->raw, line, len);
 		if (++b->n == ANSWER_BATCH)
 			answer_batch(j, b);
@@ -168,6 +194,9 @@ run_indexed(ss_asof *j, ss_reader *l, ss_reader *r, bool have_left)
 	ss_reader_rewind(r);
 	j->index = asof_index_build(j, r);
 	j->right_eof = true;
+	j->right_empty = j->n.right == 0;
+	if (j->heap.n > 0 || j->spilled > 0 || have_left)
+		asof_check_right_empty(j);
 	asof_answer_held(j);
 	if (have_left) {
 		struct asof_right buf[2];
@@ -198,13 +227,14 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 		if (have_l && j->lin.t > lmax)
 			lmax = j->lin.t;
 		if (!have_r && !j->right_eof && !(have_r = next_record(j, r, false, &j->rin)))
-			asof_right_end(j);
+			right_ended(j);
 		if (asof_done(j) || (!have_l && !have_r))
 			return;
 		if (have_r && (!have_l || j->rin.t <= j->lin.t)) {
 			asof_right(j, &j->rin);
 			have_r = false;
 		} else {
+			asof_check_right_empty(j);
 			asof_left(j, &j->lin);
 			have_l = false;
 		}
@@ -273,17 +303,33 @@ right_pipe_ended(ss_asof *j)
 	if (j->o.right_end_file && !right_end_confirmed(j))
 		ss_diag_die(SS_EXIT_TEMPFAIL, "%s: ended without %s (its consumer did not finish): held records "
 			    "stay in the state; run again to resume", j->rname, j->o.right_end_file);
-	asof_right_end(j);
+	writer_check(j->rfeed, j->rname, "held records are not answered");
+	right_ended(j);
+}
+
+/* The left input ended: if its writer failed, the run goes on with what came (those
+ * answers are exact) and exits 75 at its end. */
+static void
+left_ended(ss_asof *j)
+{
+	int status;
+
+	j->left_eof = true;
+	ss_feed_refresh(j->lfeed, true);
+	if (ss_feed_state(j->lfeed, &status) == SS_FEED_FAILED)
+		j->left_failed = status ? status : SS_EXIT_TEMPFAIL;
 }
 
 /* A parsed record to its side of the join. */
 static void
 apply(ss_asof *j, bool left)
 {
-	if (left)
+	if (left) {
+		asof_check_right_empty(j);
 		asof_left(j, &j->lin);
-	else
+	} else {
 		asof_right(j, &j->rin);
+	}
 }
 
 /* Take up to BATCH ready lines from one side; false when it would block or ended. */
@@ -299,7 +345,7 @@ drain(ss_asof *j, ss_reader *rd, bool left)
 			return false;
 		if (rc == 0) {
 			if (left)
-				j->left_eof = true;
+				left_ended(j);
 			else
 				right_pipe_ended(j);
 			return false;
@@ -365,14 +411,24 @@ ss_asof_run(ss_asof *j, const char *left, const char *right)
 	} else if (regular(l) && regular(r)) {
 		run_merged(j, l, r);
 	} else {
+		j->rfeed = ss_feed_find(ss_reader_fd(r));
+		j->lfeed = ss_feed_find(ss_reader_fd(l));
 		run_live(j, l, r);
 	}
 	asof_idle(j);
+	ss_feed_close(j->rfeed, j->right_eof);
+	ss_feed_close(j->lfeed, j->left_eof);
+	j->rfeed = j->lfeed = NULL;
 	j->lname = left;
 	j->rname = right;
 	ss_reader_free(l);
 	ss_reader_free(r);
 	j->lrd = j->rrd = NULL;
+	if (j->left_failed) {
+		ss_diag_warn("%s: its writer failed (exit %d): the results are those of the records it wrote",
+			     left, j->left_failed);
+		return SS_EXIT_TEMPFAIL;
+	}
 	return SS_EXIT_OK;
 }
 
@@ -389,7 +445,7 @@ drain_one(ss_asof *j, ss_reader *rd)
 		if (rc < 0)
 			return false;
 		if (rc == 0) {
-			j->left_eof = true;
+			j->left_eof = true; /* what its writer says is checked with the right end */
 			right_pipe_ended(j);
 			return false;
 		}
@@ -407,6 +463,8 @@ ss_asof_run_one(ss_asof *j, const char *input)
 	ss_reader *rd = j->lrd = ss_reader_open(input);
 	struct pollfd p = {.fd = ss_reader_fd(rd), .events = POLLIN};
 
+	j->rfeed = ss_feed_find(ss_reader_fd(rd)); /* it tells of both topics */
+
 	j->lname = j->rname = ss_reader_name(rd);
 	while (!asof_done(j)) {
 		stop_if_signalled();
@@ -419,6 +477,8 @@ ss_asof_run_one(ss_asof *j, const char *input)
 			ss_diag_die(SS_EXIT_DATA, "poll: %s", strerror(errno));
 	}
 	asof_idle(j);
+	ss_feed_close(j->rfeed, j->right_eof);
+	j->rfeed = NULL;
 	j->lname = j->rname = input;
 	ss_reader_free(rd);
 	j->lrd = NULL;

@@ -1,11 +1,22 @@
-/* The right watermark and the left time, partition-aware. Records without an envelope advance one
- * watermark (j->maxr), as they always did. Records with an envelope advance one per
- * topic-partition: a topic's partitions arrive interleaved at different speeds, so the
- * join's watermark is the minimum over the partitions seen (and over j->maxr if such
- * records came too), ignoring partitions silent for longer than --idle (wall clock)
- * until they speak again. The watermark never goes back: results released are final.
- * The left time that right history is kept for is the minimum over the left partitions
- * in the same way, so that a left partition behind the others finds its history. */
+/* The right watermark and the left time, partition-aware.
+ *
+ * Kafka orders records within a partition, not across partitions, and a consumer may
+ * deliver one partition's whole backlog before the next partition's first record. So
+ * the right watermark (every left record whose answer it has passed is final) is the
+ * lowest newest time over every partition the right input has, not only those heard
+ * from so far: a partition that has delivered nothing holds it back entirely. The
+ * partitions come from the right input's writer (lib/feed.h: ss-consume tells its
+ * reader which partitions it reads, which ended, which caught up with their log). A
+ * partition that ended no longer holds it back once its last record is read; one that
+ * caught up with its log and has been silent for --idle neither, until it speaks again.
+ * Without a writer that tells, enveloped records cannot be known to be all there until
+ * the right input ends (or --right-partitions N of them have spoken). Records without an
+ * envelope are one ordered stream (j->maxr). The watermark never goes back: a right
+ * record older than it is late, as is one older than its own partition's newest time
+ * (minus --grace).
+ *
+ * The left time that bounds right history (only with --retain) is the minimum over the
+ * left partitions heard from, ignoring those silent for --idle. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,71 +54,171 @@ asof_part_get(struct asof_parts *ps, const char *topic, int32_t partition)
 		ps->v = ss_xrealloc(ps->v, ps->cap * sizeof *ps->v);
 	}
 	p = &ps->v[ps->n];
-	*p = (struct asof_part){.partition = partition, .maxt = ASOF_NONE, .seen = ss_time_mono()};
+	*p = (struct asof_part){.partition = partition, .maxt = ASOF_NONE, .seen = ss_time_mono(),
+				.offset = -1, .feed = -1, .feed_last = -1};
 	strcpy(p->topic, topic);
 	ps->last = ps->n++;
 	return p;
 }
 
-/* The lowest newest time over bare (records without envelope) and the partitions heard
- * from within --idle; the highest when every partition is idle, as then none holds the
- * others back. Lowers *idle_next to when the first live partition turns idle. */
-static int64_t
-lowest_live(const ss_asof *j, const struct asof_parts *ps, int64_t bare, int64_t now, int64_t *idle_next)
+/* Does the partition belong to this join's right side? */
+static bool
+right_part(const ss_asof *j, const struct ss_feed_part *fp)
 {
-	int64_t lo = bare, hi = bare;
+	if (j->o.right_topic != NULL && strcmp(fp->topic, j->o.right_topic) != 0)
+		return false; /* one input: the left topic's partitions are not ours */
+	return j->partition < 0 || fp->partition == j->partition;
+}
 
-	for (size_t i = 0; i < ps->n; i++) {
-		const struct asof_part *p = &ps->v[i];
-		if (p->maxt == ASOF_NONE)
+void
+asof_wm_feed(ss_asof *j)
+{
+	size_t n;
+	const struct ss_feed_part *fp = ss_feed_parts(asof_top(j)->rfeed, &n);
+
+	j->feed_parts = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!right_part(j, &fp[i]))
 			continue;
-		if (p->maxt > hi)
-			hi = p->maxt;
-		if (now - p->seen >= j->o.idle)
-			continue;
-		if (lo == ASOF_NONE || p->maxt < lo)
-			lo = p->maxt;
-		if (p->seen + j->o.idle < *idle_next)
-			*idle_next = p->seen + j->o.idle;
+		struct asof_part *p = asof_part_get(&j->rparts, fp[i].topic, fp[i].partition);
+		p->feed = (int)fp[i].state;
+		p->feed_last = fp[i].last;
+		j->feed_parts++;
 	}
-	return lo == ASOF_NONE ? hi : lo;
+	j->feed_synced = asof_top(j)->feed_gen;
+}
+
+void
+asof_wm_seen(ss_asof *j, bool left, const struct ss_envelope *env)
+{
+	struct asof_part *p = asof_part_get(left ? &j->lparts : &j->rparts, env->topic, env->partition);
+
+	p->seen = ss_time_mono();
+	if (env->offset > p->offset)
+		p->offset = env->offset;
+}
+
+/* Has the writer said this of the partition as of a record already read? */
+static bool
+feed_says(const struct asof_part *p, enum ss_feed_pstate state)
+{
+	return p->feed == (int)state && p->offset >= p->feed_last;
+}
+
+static bool
+part_done(const struct asof_part *p)
+{
+	return feed_says(p, SS_FEED_ENDED) || feed_says(p, SS_FEED_REVOKED);
+}
+
+/* A partition silent for --idle that cannot hold much back: caught up with its log as
+ * its writer says (without a writer that tells: any, when --right-partitions is
+ * given). Lowers j->idle_next to when a candidate turns idle. */
+static bool
+part_idle(ss_asof *j, const struct asof_part *p, bool told, int64_t now)
+{
+	bool candidate = told ? feed_says(p, SS_FEED_CAUGHT_UP) : j->o.right_partitions > 0;
+
+	if (!candidate)
+		return false;
+	if (now - p->seen < j->o.idle) {
+		if (p->seen + j->o.idle < j->idle_next)
+			j->idle_next = p->seen + j->o.idle;
+		return false;
+	}
+	return true;
+}
+
+/* Without a writer that tells the partitions: have enough of them spoken? */
+static bool
+enough_heard(const ss_asof *j, int64_t now)
+{
+	if (j->o.right_partitions == 0)
+		return false; /* only the end of the right input tells */
+	return j->rparts.n >= (size_t)j->o.right_partitions || now - j->started >= j->o.idle;
+}
+
+bool
+asof_wm_blind(const ss_asof *j)
+{
+	return j->rparts.n > 0 && (!ss_feed_known(asof_ctop(j)->rfeed) || j->feed_parts == 0) &&
+	       j->o.right_partitions == 0 && j->partition < 0;
+}
+
+/* The lowest newest right time over the partitions that can still deliver a record
+ * that is not late; INT64_MAX when none can; ASOF_NONE when nothing is final yet. */
+static int64_t
+right_low(ss_asof *j, int64_t now)
+{
+	/* a writer that has no partitions yet (before its assignment) tells nothing */
+	bool told = (ss_feed_known(asof_top(j)->rfeed) && j->feed_parts > 0) || j->partition >= 0;
+	int64_t lo = j->maxr == ASOF_NONE ? INT64_MAX : j->maxr, idle_hi = ASOF_NONE;
+	bool blocked = false, any = j->maxr != ASOF_NONE;
+
+	j->idle_next = INT64_MAX;
+	for (size_t i = 0; i < j->rparts.n; i++) {
+		const struct asof_part *p = &j->rparts.v[i];
+		any = true;
+		if (part_done(p))
+			continue;
+		if (part_idle(j, p, told, now)) {
+			if (p->maxt > idle_hi)
+				idle_hi = p->maxt;
+			continue;
+		}
+		if (p->maxt == ASOF_NONE)
+			blocked = true; /* nothing from it yet: anything may come */
+		else if (p->maxt < lo)
+			lo = p->maxt;
+	}
+	if (!any || blocked || (j->rparts.n > 0 && !told && !enough_heard(j, now)))
+		return ASOF_NONE;
+	if (lo == INT64_MAX && idle_hi != ASOF_NONE)
+		return idle_hi; /* only idle ones: no further than they went */
+	return lo;
 }
 
 /* Recompute the effective watermark; true if it advanced. */
 bool
 asof_wm_update(ss_asof *j)
 {
-	int64_t now = j->rparts.n ? ss_time_mono() : 0;
+	int64_t lo = right_low(j, ss_time_mono());
 
-	j->idle_next = INT64_MAX;
-	if ((size_t)j->o.right_partitions > j->rparts.n && now - j->started < j->o.idle) {
-		/* a partition not seen yet may be far behind the others */
-		j->idle_next = j->started + j->o.idle;
+	if (lo == ASOF_NONE)
 		return false;
-	}
-	int64_t wm = sat_sub(lowest_live(j, &j->rparts, j->maxr, now, &j->idle_next), j->o.grace);
-	if (wm == ASOF_NONE || (j->wm != ASOF_NONE && wm <= j->wm))
+	int64_t wm = lo == INT64_MAX ? INT64_MAX : sat_sub(lo, j->o.grace);
+	if (j->wm != ASOF_NONE && wm <= j->wm)
 		return false;
 	j->wm = wm;
 	return true;
 }
 
-/* Is right record in late in its own partition? Then advance that partition. */
+/* Is the right record late: older than its own partition's newest time (minus
+ * --grace), or than the watermark released (its partition was not waited for)?
+ * If not, advance its partition and the watermark. */
 bool
 asof_wm_right(ss_asof *j, const struct asof_in *in)
 {
 	int64_t *maxt = &j->maxr;
 
 	if (in->has_env) {
+		if (j->rparts.n == 0 && j->partition < 0) { /* the first: what are the others? */
+			ss_asof *top = asof_top(j);
+			if (ss_feed_refresh(top->rfeed, true))
+				top->feed_gen++;
+			asof_wm_feed(j);
+		}
 		struct asof_part *p = asof_part_get(&j->rparts, in->env.topic, in->env.partition);
 		p->seen = ss_time_mono();
+		if (in->env.offset > p->offset)
+			p->offset = in->env.offset;
 		maxt = &p->maxt;
 	}
-	if (*maxt != ASOF_NONE && in->t < sat_sub(*maxt, j->o.grace))
+	if ((*maxt != ASOF_NONE && in->t < sat_sub(*maxt, j->o.grace)) || (j->wm != ASOF_NONE && in->t < j->wm))
 		return true;
-	if (in->t > *maxt) {
+	if (*maxt == ASOF_NONE || in->t > *maxt) {
 		*maxt = in->t;
-		if (j->rparts.n == 0) /* the hot path of one watermark */
+		if (j->rparts.n == 0) /* the hot path of one ordered stream */
 			j->wm = sat_sub(in->t, j->o.grace);
 		else
 			asof_wm_update(j);
@@ -115,22 +226,36 @@ asof_wm_right(ss_asof *j, const struct asof_in *in)
 	return false;
 }
 
-/* Milliseconds until a partition turns idle (-1: no need to wake up for it). */
+/* Milliseconds until the watermark may move without a record (a partition turns idle,
+ * the writer may have said more): -1 when there is no need to wake up. */
 int
 asof_wm_timeout(const ss_asof *j)
 {
-	if (j->rparts.n == 0 || j->idle_next == INT64_MAX || (j->heap.n == 0 && j->spilled == 0))
+	if (j->heap.n == 0 && j->spilled == 0)
 		return -1;
+	int t = asof_ctop(j)->rfeed != NULL ? 100 : -1;
+	if (j->rparts.n == 0 || j->idle_next == INT64_MAX)
+		return t;
 	int64_t left = j->idle_next - ss_time_mono();
-	return left <= 0 ? 0 : (int)(left / 1000000 + 1);
+	int idle = left <= 0 ? 0 : (int)(left / 1000000 + 1);
+	return t < 0 || idle < t ? idle : t;
 }
 
 void
 asof_lw_update(ss_asof *j)
 {
-	int64_t idle_next = INT64_MAX;
+	int64_t now = ss_time_mono(), lo = j->lw_bare, hi = j->lw_bare;
 
-	j->lw = lowest_live(j, &j->lparts, j->lw_bare, ss_time_mono(), &idle_next);
+	for (size_t i = 0; i < j->lparts.n; i++) {
+		const struct asof_part *p = &j->lparts.v[i];
+		if (p->maxt == ASOF_NONE)
+			continue;
+		if (p->maxt > hi)
+			hi = p->maxt;
+		if (now - p->seen < j->o.idle && (lo == ASOF_NONE || p->maxt < lo))
+			lo = p->maxt;
+	}
+	j->lw = lo == ASOF_NONE ? hi : lo;
 }
 
 void
@@ -149,6 +274,8 @@ asof_lw_left(ss_asof *j, const struct asof_in *in)
 		int64_t now = ss_time_mono();
 		bool was_idle = now - p->seen >= j->o.idle;
 		p->seen = now;
+		if (in->env.offset > p->offset)
+			p->offset = in->env.offset;
 		if (in->t <= p->maxt && !was_idle)
 			return; /* nothing changes */
 		if (in->t > p->maxt)

@@ -31,6 +31,7 @@
 #include "checkpoint.h"
 #include "consume.h"
 #include "diag.h"
+#include "feed.h"
 #include "outq.h"
 #include "sstime.h"
 #include "store.h"
@@ -91,6 +92,7 @@ struct consumer {
 	size_t mhead, mlen, mcap;
 	struct stored *stored; /* --offsets-from, as last read */
 	size_t nstored;
+	ss_feed_out *feed;     /* what the reader of our output is told beside it (feed.h) */
 	bool assigned_once;    /* an assignment arrived (the end test needs one) */
 	bool bp_paused;
 	bool finished;
@@ -101,6 +103,14 @@ struct consumer {
 };
 
 static volatile sig_atomic_t got_signal;
+static ss_feed_out *dying_feed; /* told how the run failed when it dies (ss_diag_die) */
+
+static void
+end_feed_on_die(int code)
+{
+	ss_feed_end(dying_feed, code);
+	dying_feed = NULL;
+}
 
 static void
 on_signal(int sig)
@@ -254,9 +264,17 @@ check_finished(struct consumer *c)
 	c->finished = true;
 }
 
+/* Tell the reader where partition p stands, as of the last record written of it. */
+static void
+feed_part(struct consumer *c, const struct topic *t, const struct part *p, enum ss_feed_pstate state)
+{
+	ss_feed_set(c->feed, t->name, p->id, p->written, state);
+}
+
 static void
 mark_done(struct consumer *c, struct topic *t, struct part *p)
 {
+	feed_part(c, t, p, SS_FEED_ENDED);
 	p->done = true;
 	set_paused(c, t->name, p, true);
 	check_finished(c);
@@ -493,11 +511,15 @@ settle_assignment(struct consumer *c, const rd_kafka_topic_partition_list_t *l)
 	for (int i = 0; i < l->cnt; i++) {
 		struct topic *t = find_topic(c, l->elems[i].topic);
 		struct part *p = get_part(t, l->elems[i].partition);
-		if (p->end >= 0 && p->next >= p->end)
+		if (p->end >= 0 && p->next >= p->end) {
 			mark_done(c, t, p);
-		else if (c->bp_paused)
+			continue;
+		}
+		feed_part(c, t, p, SS_FEED_BEHIND);
+		if (c->bp_paused)
 			set_paused(c, t->name, p, true);
 	}
+	ss_feed_flush(c->feed, true);
 	c->assigned_once = true;
 	check_finished(c);
 }
@@ -622,8 +644,11 @@ flow_control(struct consumer *c)
 	for (int i = 0; i < c->ntopics; i++)
 		for (int j = 0; j < c->topics[i].nparts; j++) {
 			struct part *p = &c->topics[i].parts[j];
-			if (p->assigned && !p->done)
-				set_paused(c, c->topics[i].name, p, pause);
+			if (!p->assigned || p->done)
+				continue;
+			set_paused(c, c->topics[i].name, p, pause);
+			if (pause) /* paused, it may fall behind its log unseen */
+				feed_part(c, &c->topics[i], p, SS_FEED_BEHIND);
 		}
 }
 
@@ -677,6 +702,8 @@ handle_error(struct consumer *c, const rd_kafka_message_t *m)
 	if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
 		if (p != NULL && p->assigned && p->end >= 0 && m->offset >= p->end)
 			mark_done(c, t, p);
+		else if (p != NULL && p->assigned && !p->done && !c->bp_paused)
+			feed_part(c, t, p, SS_FEED_CAUGHT_UP);
 		return;
 	}
 	if (t != NULL)
@@ -846,6 +873,7 @@ housekeeping(struct consumer *c)
 	if (c->o->progress && now >= c->next_progress)
 		progress(c, now, false);
 	check_brokers(c, now);
+	ss_feed_flush(c->feed, false);
 }
 
 /* Handing partitions over (--offsets-from) */
@@ -932,9 +960,12 @@ rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_l
 		}
 		for (int i = 0; i < l->cnt; i++) {
 			struct part *p = lookup(c, l->elems[i].topic, l->elems[i].partition);
-			if (p != NULL)
-				p->assigned = p->paused = false;
+			if (p == NULL)
+				continue;
+			p->assigned = p->paused = false;
+			feed_part(c, find_topic(c, l->elems[i].topic), p, SS_FEED_REVOKED);
 		}
+		ss_feed_flush(c->feed, true);
 		if (cooperative)
 			error = rd_kafka_incremental_unassign(rk, l);
 		else
@@ -1178,6 +1209,8 @@ ss_consume_run(const struct ss_consume_opts *o)
 	if (o->end_file && unlink(o->end_file) != 0 && errno != ENOENT)
 		ss_diag_die(SS_EXIT_DATA, "%s: %s", o->end_file, strerror(errno));
 	c.out = ss_outq_new(o->out_fd, "stdout");
+	c.feed = dying_feed = ss_feed_publish(o->out_fd, "ss-consume");
+	ss_diag_on_die(end_feed_on_die);
 	c.rk = new_consumer(&c);
 	discover(&c);
 	if (o->group == NULL) {
@@ -1203,5 +1236,9 @@ ss_consume_run(const struct ss_consume_opts *o)
 	free_consumer(&c);
 	if (c.status == 0 && got_signal)
 		c.status = 128 + got_signal;
+	/* finished only when it read all it was asked to (-e, -c, --until) */
+	ss_diag_on_die(NULL);
+	dying_feed = NULL;
+	ss_feed_end(c.feed, c.status == 0 && !c.finished ? SS_EXIT_TEMPFAIL : c.status);
 	return c.status;
 }

@@ -40,6 +40,14 @@ ss_diag_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+static void (*die_hook)(int code);
+
+void
+ss_diag_on_die(void (*hook)(int code))
+{
+	die_hook = hook;
+}
+
 void
 ss_diag_die(int code, const char *fmt, ...)
 {
@@ -48,6 +56,11 @@ ss_diag_die(int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vmessage(fmt, ap);
 	va_end(ap);
+	if (die_hook != NULL) {
+		void (*hook)(int) = die_hook;
+		die_hook = NULL; /* a failure inside the hook must not come back to it */
+		hook(code);
+	}
 	exit(code);
 }
 

@@ -20,6 +20,9 @@ const char *ss_diag_tool(void);
 void ss_diag_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print the message and exit with code; atexit handlers run (so state commits). */
 noreturn void ss_diag_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Call hook(code) in ss_diag_die before the exit handlers: for what must know the
+ * exit status (ss-consume tells its reader how it ended). One hook; NULL clears it. */
+void ss_diag_on_die(void (*hook)(int code));
 /* Usage error: reason, then the usage text, on stderr; exit 2. */
 noreturn void ss_diag_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Checked malloc family: exit 1 on out of memory. */
