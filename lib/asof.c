@@ -62,8 +62,8 @@ spill_limit(void)
 static void release_final(ss_asof *j);
 
 /* The counters of the whole run, and the records still held. */
-static void
-totals(const ss_asof *j, struct asof_counters *c, size_t *held)
+void
+asof_totals(const ss_asof *j, struct asof_counters *c, size_t *held)
 {
 	*c = j->n;
 	*held = j->heap.n + (size_t)j->spilled;
@@ -86,8 +86,8 @@ exit_handler(void)
 	if (j->select)
 		jq_teardown(&j->select);
 	asof_idle(j);
-	totals(j, &c, &held);
-	if (c.late || c.expired || c.replayed || held)
+	asof_totals(j, &c, &held);
+	if (c.late || c.expired || c.early || c.replayed || held)
 		ss_asof_summary(j);
 }
 
@@ -400,13 +400,46 @@ write_selected(ss_asof *j, const ss_buf *b, uint64_t line)
 	}
 }
 
-/* Write one result; revision < 0 outside revise mode. */
+/* An approximation chosen by a flag touched a result: it is marked in the output,
+ * counted, and said on stderr the first time. */
+static void
+approximated(ss_asof *j, unsigned mark, uint64_t line)
+{
+	ss_asof *top = asof_top(j);
+
+	if (mark & ASOF_MARK_EXPIRED) {
+		j->n.expired++;
+		if (!(top->told & ASOF_MARK_EXPIRED))
+			ss_diag_warn("%s:%" PRIu64 ": a left record older than the right history kept (--retain): "
+				     "written with \"right\": null and \"expired\": true, and counted", top->lname, line);
+	}
+	if (mark & ASOF_MARK_EARLY) {
+		j->n.early++;
+		if (!(top->told & ASOF_MARK_EARLY))
+			ss_diag_warn("%s:%" PRIu64 ": a result written before the right stream passed its time (%s): "
+				     "marked \"final\": false, and counted", top->lname, line,
+				     j->o.emit == SS_ASOF_EAGER ? "--emit eager" : "--max-delay");
+	}
+	top->told |= mark;
+}
+
+/* The marks of a result, as JSON members. */
+static const char *
+mark_text(unsigned mark)
+{
+	return mark & ASOF_MARK_EXPIRED ? ",\"expired\":true" : mark & ASOF_MARK_EARLY ? ",\"final\":false" : "";
+}
+
+/* Write one result; revision < 0 outside revise mode; mark: ASOF_MARK_*. */
 void
-asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r, int64_t revision)
+asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r, int64_t revision,
+	  unsigned mark)
 {
 	ss_buf *b = &j->obuf;
 	char num[32];
 
+	if (mark)
+		approximated(j, mark, line);
 	if (r == NULL && j->o.inner)
 		return;
 	if (revision < 0 && j->revision0)
@@ -426,6 +459,7 @@ asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct a
 			ss_writer_write(j->out, "null", 4);
 		if (revision >= 0)
 			ss_writer_write(j->out, num, (size_t)snprintf(num, sizeof num, ",\"revision\":%" PRId64, revision));
+		ss_writer_puts(j->out, mark_text(mark));
 		ss_writer_write(j->out, "}\n", 2);
 		return;
 	}
@@ -437,9 +471,9 @@ asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct a
 		ss_buf_add(b, r->raw, r->len);
 	else
 		ss_buf_add(b, "null", 4);
-	if (revision >= 0) {
+	if (revision >= 0)
 		ss_buf_add(b, num, (size_t)snprintf(num, sizeof num, ",\"revision\":%" PRId64, revision));
-	}
+	ss_buf_adds(b, mark_text(mark));
 	ss_buf_addc(b, '}');
 	if (j->select)
 		write_selected(j, b, line);
@@ -605,12 +639,13 @@ unhold(ss_asof *j, struct asof_held *h)
 	free(h);
 }
 
-/* Emit (defer) or close (revise) a held record whose answer is final. */
+/* Emit (defer) or close (revise) a held record: its answer is final, or --max-delay
+ * ran out (mark ASOF_MARK_EARLY). */
 static void
-release(ss_asof *j, struct asof_held *h)
+release(ss_asof *j, struct asof_held *h, unsigned mark)
 {
 	if (j->o.emit == SS_ASOF_DEFER)
-		asof_emit(j, h->raw, h->len, h->line, best_match(j, h->key, h->t), -1);
+		asof_emit(j, h->raw, h->len, h->line, best_match(j, h->key, h->t), -1, mark);
 	unhold(j, h);
 }
 
@@ -622,7 +657,7 @@ answer_from_index(ss_asof *j, struct asof_held *h)
 	struct asof_in q = {.t = h->t, .key = {.data = h->key->enc, .len = h->key->enclen}};
 	struct asof_right buf[2];
 
-	asof_emit(j, h->raw, h->len, h->line, asof_index_match(j->index, j, &q, buf), -1);
+	asof_emit(j, h->raw, h->len, h->line, asof_index_match(j->index, j, &q, buf), -1, 0);
 }
 
 static void
@@ -655,7 +690,14 @@ final(const ss_asof *j, int64_t p)
 static void
 release_spilled(ss_asof *j, struct asof_held *h)
 {
-	asof_emit(j, h->raw, h->len, h->line, best_match(j, h->key, h->t), -1);
+	asof_emit(j, h->raw, h->len, h->line, best_match(j, h->key, h->t), -1, 0);
+	free(h);
+}
+
+static void
+release_spilled_early(ss_asof *j, struct asof_held *h)
+{
+	asof_emit(j, h->raw, h->len, h->line, best_match(j, h->key, h->t), -1, ASOF_MARK_EARLY);
 	free(h);
 }
 
@@ -674,7 +716,7 @@ release_final(ss_asof *j)
 {
 	for (;;) {
 		while (j->heap.n > 0 && final(j, j->heap.v[0]->p))
-			release(j, asof_heap_pop(&j->heap));
+			release(j, asof_heap_pop(&j->heap), 0);
 		if (j->spilled == 0)
 			break;
 		int64_t wm = watermark(j);
@@ -716,10 +758,10 @@ asof_tick(ss_asof *j)
 	while (j->afirst && now - j->afirst->since >= j->o.max_delay) {
 		struct asof_held *h = j->afirst;
 		asof_heap_remove(&j->heap, h);
-		release(j, h);
+		release(j, h, ASOF_MARK_EARLY);
 	}
 	while (j->spilled > 0 &&
-	       asof_state_unspill(j->spill, j, true, now - j->o.max_delay, UNSPILL_BATCH, release_spilled) > 0)
+	       asof_state_unspill(j->spill, j, true, now - j->o.max_delay, UNSPILL_BATCH, release_spilled_early) > 0)
 		;
 }
 
@@ -795,14 +837,31 @@ prune(ss_asof *j, struct asof_key *k)
 		asof_state_pruned(j->st, k);
 }
 
+/* A late right record, or an expired left one: to the --late-file. */
 static void
-late(ss_asof *j, const struct asof_in *in)
+to_late_file(ss_asof *j, const struct asof_in *in)
 {
-	j->n.late++;
 	if (j->late) {
 		fwrite(in->raw, 1, in->len, j->late);
 		fputc('\n', j->late);
 	}
+}
+
+/* A right record older than what its partition delivered (or than the watermark the
+ * join released): not applied, counted, to the --late-file; said once. */
+static void
+late(ss_asof *j, const struct asof_in *in)
+{
+	ss_asof *top = asof_top(j);
+
+	j->n.late++;
+	to_late_file(j, in);
+	if (top->told & ASOF_MARK_LATE)
+		return;
+	top->told |= ASOF_MARK_LATE;
+	ss_diag_warn("%s:%" PRIu64 ": a right record older than what its partition already delivered "
+		     "(--grace %gs): late, not applied, and counted%s", top->rname, in->line,
+		     (double)j->o.grace / 1e9, j->late ? " (in the --late-file)" : "");
 }
 
 /* Keep the revision counter of an enveloped record, for replays after a seek. */
@@ -837,7 +896,7 @@ right_changed(ss_asof *j, struct asof_key *k, int64_t t)
 		h->match = seq;
 		h->revision++;
 		j->n.revisions++;
-		asof_emit(j, h->raw, h->len, h->line, r, h->revision);
+		asof_emit(j, h->raw, h->len, h->line, r, h->revision, 0);
 		if (j->st)
 			record_revision(j, h);
 	}
@@ -943,17 +1002,21 @@ asof_left(ss_asof *j, const struct asof_in *in)
 	struct asof_key *k = asof_key_get(&j->keys, in->key.data, in->key.len);
 	if (expired(j, k, in->t)) {
 		/* a replay's earlier result knew more than what is left: do not revise it */
-		j->n.expired++;
-		if (!replay)
-			asof_emit(j, in->raw, in->len, in->line, NULL, j->o.emit == SS_ASOF_REVISE ? first_revision(j, in) : -1);
+		to_late_file(j, in);
+		if (replay)
+			approximated(j, ASOF_MARK_EXPIRED, in->line);
+		else
+			asof_emit(j, in->raw, in->len, in->line, NULL,
+				  j->o.emit == SS_ASOF_REVISE ? first_revision(j, in) : -1, ASOF_MARK_EXPIRED);
 	} else if (j->o.emit == SS_ASOF_EAGER) {
-		asof_emit(j, in->raw, in->len, in->line, best_match(j, k, in->t), -1);
+		bool now_final = final(j, release_point(j, k, in->t));
+		asof_emit(j, in->raw, in->len, in->line, best_match(j, k, in->t), -1, now_final ? 0 : ASOF_MARK_EARLY);
 	} else {
 		const struct asof_right *r = best_match(j, k, in->t);
 		int64_t p = release_point(j, k, in->t);
 		if (j->o.emit == SS_ASOF_REVISE) {
 			int64_t rev = first_revision(j, in);
-			asof_emit(j, in->raw, in->len, in->line, r, rev);
+			asof_emit(j, in->raw, in->len, in->line, r, rev, 0);
 			struct asof_held *open = replay ? find_open(k, in) : NULL;
 			if (open) {
 				open->revision = (uint32_t)rev;
@@ -963,7 +1026,7 @@ asof_left(ss_asof *j, const struct asof_in *in)
 				hold(j, k, in, p, r, rev);
 			}
 		} else if (final(j, p)) {
-			asof_emit(j, in->raw, in->len, in->line, r, -1);
+			asof_emit(j, in->raw, in->len, in->line, r, -1, 0);
 		} else {
 			hold(j, k, in, p, r, 0);
 			tell_blind(j);
@@ -1024,6 +1087,7 @@ asof_counters_add(struct asof_counters *sum, const struct asof_counters *c)
 	sum->late += c->late;
 	sum->expired += c->expired;
 	sum->revisions += c->revisions;
+	sum->early += c->early;
 	sum->replayed += c->replayed;
 }
 
@@ -1033,11 +1097,12 @@ ss_asof_summary(const ss_asof *j)
 	struct asof_counters c;
 	size_t held;
 
-	totals(j, &c, &held);
+	asof_totals(j, &c, &held);
 	ss_diag_warn("left %" PRIu64 " (emitted %" PRIu64 ", matched %" PRIu64 ", expired %" PRIu64
-		     ", replayed %" PRIu64 "), right %" PRIu64 " (late %" PRIu64 "), revisions %" PRIu64
-		     ", held %zu",
-		     c.left, c.emitted, c.matched, c.expired, c.replayed, c.right, c.late, c.revisions, held);
+		     ", not final %" PRIu64 ", replayed %" PRIu64 "), right %" PRIu64 " (late %" PRIu64
+		     "), revisions %" PRIu64 ", held %zu",
+		     c.left, c.emitted, c.matched, c.expired, c.early, c.replayed, c.right, c.late, c.revisions,
+		     held);
 }
 
 /* What a partition-join borrows from its top join stays the top's to free. */

@@ -105,7 +105,7 @@ struct asof_outbox {
 };
 
 struct asof_counters {
-	uint64_t left, right, emitted, matched, late, expired, revisions, replayed;
+	uint64_t left, right, emitted, matched, late, expired, early, revisions, replayed;
 };
 
 struct asof_state;
@@ -134,6 +134,7 @@ struct ss_asof {
 	uint64_t feed_synced;
 	size_t feed_parts; /* right partitions the writer listed when last synced */
 	bool blind_told;   /* said that the right partitions cannot be known */
+	unsigned told;     /* top: the ASOF_MARK_* said on stderr already */
 	bool right_empty;  /* top: the right input ended without a record */
 	int left_failed;   /* top: the left input's writer failed with this exit status */
 	int64_t idle_next; /* monotonic time the next partition turns idle */
@@ -145,6 +146,7 @@ struct ss_asof {
 	bool batch;       /* the right input is a regular file and there is no state: it is
 			     complete, every result is final when written (asof_run.c) */
 	bool revision0;   /* --emit revise over files: each result written once, revision 0 */
+	bool right_whole; /* the right input is a file read whole first: nothing in it is late */
 	struct asof_index *index; /* the right file, indexed whole (asof_index.c), or NULL */
 	uint64_t rquiet;  /* right lines up to this one were reported already (a re-read) */
 	bool left_eof, right_eof;
@@ -204,9 +206,17 @@ bool asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t lin
 /* A line of the one input (--left-topic/--right-topic), parsed into j->lin or j->rin as
  * *left says; false for a blank or rejected one (another topic, no envelope). */
 bool asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *left);
-/* Write {"left":raw,"right":r} (r NULL: null), with "revision" unless revision < 0. */
+/* Marks of a result an approximation touched (chosen by a flag), and of what was said
+ * once on stderr. */
+enum {
+	ASOF_MARK_EXPIRED = 1, /* --retain dropped its answer: "expired": true */
+	ASOF_MARK_EARLY = 2,   /* written before final (--emit eager, --max-delay): "final": false */
+	ASOF_MARK_LATE = 4,    /* (said only) a late right record */
+};
+/* Write {"left":raw,"right":r} (r NULL: null), with "revision" unless revision < 0, and
+ * the marks (ASOF_MARK_*). */
 void asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r,
-	       int64_t revision);
+	       int64_t revision, unsigned mark);
 /* The answer for a left record at t among the latest right record at or before it (b)
  * and the earliest at or after it (f), either NULL: by --direction and --tolerance. */
 const struct asof_right *asof_pick(const ss_asof *j, int64_t t, const struct asof_right *b,
@@ -226,6 +236,8 @@ bool asof_applied(ss_asof *j, const struct ss_envelope *env);
  * (borrowed until ss_asof_free). */
 ss_asof *asof_join_new(ss_asof *top, const char *path, int32_t partition);
 void asof_counters_add(struct asof_counters *sum, const struct asof_counters *c);
+/* The counters of the whole run (every partition-join), and the records still held. */
+void asof_totals(const ss_asof *j, struct asof_counters *c, size_t *held);
 
 /* asof_dir.c: --state-dir, the router over partition-joins. */
 struct asof_dir *asof_dir_open(const char *path);

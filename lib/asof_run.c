@@ -67,8 +67,12 @@ next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in)
 static void
 right_ended(ss_asof *j)
 {
-	j->right_empty = j->n.right == 0 && j->n.replayed == 0 && j->n.late == 0;
-	if (j->heap.n > 0 || j->spilled > 0)
+	struct asof_counters c;
+	size_t held;
+
+	asof_totals(j, &c, &held);
+	j->right_empty = c.right == 0 && c.replayed == 0 && c.late == 0;
+	if (held > 0)
 		asof_check_right_empty(j);
 	asof_right_end(j);
 }
@@ -140,7 +144,7 @@ answer_batch(ss_asof *j, struct left_batch *b)
 	for (size_t i = 0; i < b->n; i++) {
 		const struct asof_in *in = &b->in[i];
 		j->n.left++;
-		asof_emit(j, in->raw, in->len, in->line, asof_index_match(j->index, j, in, buf), -1);
+		asof_emit(j, in->raw, in->len, in->line, asof_index_match(j->index, j, in, buf), -1, 0);
 	}
 	b->n = 0;
 	ss_buf_reset(&b->raw);
@@ -201,7 +205,7 @@ run_indexed(ss_asof *j, ss_reader *l, ss_reader *r, bool have_left)
 	if (have_left) {
 		struct asof_right buf[2];
 		j->n.left++;
-		asof_emit(j, j->lin.raw, j->lin.len, j->lin.line, asof_index_match(j->index, j, &j->lin, buf), -1);
+		asof_emit(j, j->lin.raw, j->lin.len, j->lin.line, asof_index_match(j->index, j, &j->lin, buf), -1, 0);
 	}
 	answer_left(j, l);
 }
@@ -370,6 +374,23 @@ wait_for_input(ss_asof *j, ss_reader *l, ss_reader *r)
 		ss_diag_die(SS_EXIT_DATA, "poll: %s", strerror(errno));
 }
 
+/* A right file with a state: read whole first (it is complete: nothing in it is late),
+ * so that every left record, in whatever order, is answered at once and exactly. */
+static void
+read_right_whole(ss_asof *j, ss_reader *r)
+{
+	const char *line;
+	size_t len;
+
+	j->right_whole = true;
+	while (ss_reader_next(r, &line, &len) == 1) {
+		stop_if_signalled();
+		if (asof_parse(j, false, line, len, ss_reader_lineno(r), &j->rin))
+			asof_right(j, &j->rin);
+	}
+	right_ended(j);
+}
+
 static void
 run_live(ss_asof *j, ss_reader *l, ss_reader *r)
 {
@@ -408,11 +429,11 @@ ss_asof_run(ss_asof *j, const char *left, const char *right)
 			run_merged(j, l, r);
 		else
 			run_indexed(j, l, r, false);
-	} else if (regular(l) && regular(r)) {
-		run_merged(j, l, r);
 	} else {
 		j->rfeed = ss_feed_find(ss_reader_fd(r));
 		j->lfeed = ss_feed_find(ss_reader_fd(l));
+		if (regular(r))
+			read_right_whole(j, r);
 		run_live(j, l, r);
 	}
 	asof_idle(j);

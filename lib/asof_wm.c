@@ -214,6 +214,11 @@ asof_wm_right(ss_asof *j, const struct asof_in *in)
 			p->offset = in->env.offset;
 		maxt = &p->maxt;
 	}
+	if (asof_ctop(j)->right_whole) {
+		if (*maxt == ASOF_NONE || in->t > *maxt)
+			*maxt = in->t; /* kept for the state; the end of the file releases all */
+		return false;
+	}
 	if ((*maxt != ASOF_NONE && in->t < sat_sub(*maxt, j->o.grace)) || (j->wm != ASOF_NONE && in->t < j->wm))
 		return true;
 	if (*maxt == ASOF_NONE || in->t > *maxt) {

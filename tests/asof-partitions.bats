@@ -8,10 +8,11 @@ load helpers
 
 gen() { python3 "$BATS_TEST_DIRNAME/asof-parts-gen.py" "$@"; }
 
-# check SEED DIRECTION RIGHT_INPUT: defer equals the reference, nothing is late
+# check SEED DIRECTION RIGHT_INPUT [OPTION...]: defer equals the reference, nothing is late
 check() {
 	local seed=$1 dir=$2 right=$3
-	ss-asof --by .k --on .t --direction "$dir" --grace 5s --retain 1000d --late-file "$T/late" \
+	shift 3
+	ss-asof --by .k --on .t --direction "$dir" --grace 5s --late-file "$T/late" "$@" \
 		"$T/left" "$right" >"$T/out" 2>"$T/err" || { cat "$T/err"; return 1; }
 	[ ! -s "$T/err" ] || { echo "seed $seed $dir: $(cat "$T/err")"; return 1; }
 	[ ! -s "$T/late" ] || { echo "seed $seed $dir: late: $(head -3 "$T/late")"; return 1; }
@@ -29,8 +30,17 @@ check() {
 @test "4 partitions at different speeds: defer equals the reference, none late (pipes)" {
 	for seed in 6 7 8; do
 		gen "$seed" "$T" 5
-		for dir in backward nearest; do check "$seed" "$dir" <(cat "$T/right"); done
+		for dir in backward nearest; do check "$seed" "$dir" <(cat "$T/right") --right-partitions 4; done
 	done
+}
+
+@test "enveloped right records from a writer that does not tell its partitions: exact at its end, said once" {
+	gen 9 "$T" 5
+	run --separate-stderr ss-asof --by .k --on .t --grace 5s "$T/left" <(cat "$T/right")
+	assert_success
+	python3 "$BATS_TEST_DIRNAME/asof-ref.py" "$T/left" "$T/right" backward 0 -1 1 | sort >"$T/want"
+	diff -u "$T/want" <(printf '%s\n' "$output" | sort)
+	[ "$(printf '%s\n' "$stderr" | grep -c 'nothing says which partitions it has')" = 1 ]
 }
 
 @test "the same records without envelopes share one watermark: the slow partitions are late" {
@@ -63,7 +73,7 @@ idle_setup() {
 @test "--idle: a silent partition stops holding the watermark back" {
 	idle_setup
 	# the left input ends; ss-asof exits once its record is released
-	run --separate-stderr timeout 20 ss-asof --on .t --idle 1s --select .right.v <(printf '{"t":50}\n') "$T/r"
+	run --separate-stderr timeout 20 ss-asof --on .t --idle 1s --right-partitions 4 --select .right.v <(printf '{"t":50}\n') "$T/r"
 	exec 7>&-
 	assert_success
 	assert_output '"r3"'
@@ -71,7 +81,7 @@ idle_setup() {
 
 @test "--idle: before it, the slowest partition holds the record back" {
 	idle_setup
-	run --separate-stderr timeout 3 ss-asof --on .t --idle 1h --select .right.v <(printf '{"t":50}\n') "$T/r"
+	run --separate-stderr timeout 3 ss-asof --on .t --idle 1h --right-partitions 4 --select .right.v <(printf '{"t":50}\n') "$T/r"
 	exec 7>&-
 	assert_failure 124
 	assert_output ''
@@ -107,9 +117,10 @@ wx|1|1000000000000"
 	run --separate-stderr ss-asof --on .t --right-partitions 2 --select .right.v "$T/l" <(cat "$T/r")
 	assert_success
 	assert_output '"c"'
-	# unknown partitions cannot hold back what is released before they are seen
+	# without it (and without a writer that tells), nothing is released before the end
 	run --separate-stderr ss-asof --on .t --select .right.v "$T/l" <(cat "$T/r")
-	assert_output '"a"'
+	assert_output '"c"'
+	[[ "$stderr" == *"--right-partitions N says how many"* ]]
 }
 
 @test "--right-partitions: a partition never seen is waited for --idle at most" {

@@ -334,12 +334,23 @@ null'
 	assert_output '"r30"
 "r10"
 "r20"'
-	# by default history is kept from the slower stream's time (31) on
+	# by default the whole history is kept: the exact answer for any left record
 	run --separate-stderr ss-asof --on .t --emit eager --select .right.v <(l) <(r)
 	assert_output '"r30"
-null
-null'
+"r10"
+"r20"'
+	# --retain 0s keeps history from the slower stream's time (31) on: the older left
+	# records are written expired, counted, said on stderr, and go to the --late-file
+	run --separate-stderr ss-asof --on .t --emit eager --retain 0s --late-file "$T/late" \
+		--select '[.left.t, .right.v, .expired]' <(l) <(r)
+	assert_output '[31,"r30",null]
+[15,null,true]
+[25,null,true]'
 	[[ "$stderr" == *"expired 2"* ]]
+	[[ "$stderr" == *"older than the right history kept (--retain)"* ]]
+	run cat "$T/late"
+	assert_output '{"t":15}
+{"t":25}'
 }
 
 envelopes() {
@@ -383,7 +394,7 @@ with open(sys.argv[2], "w") as l, open(sys.argv[3], "w") as r:
 	printf '%s\n' '{"topic":"wx","partition":0,"offset":0,"t":10,"v":"r10"}' >"$T/r1"
 	printf '%s\n' '{"topic":"act","partition":0,"offset":0,"t":15,"v":"l15"}' >"$T/l"
 	# the right consumer dies while the left one goes on: exit 75, nothing answered
-	run --separate-stderr ss-asof --on .t --state "$T/s.db" --right-end exit --select "$vv" \
+	run --separate-stderr ss-asof --on .t --state "$T/s.db" --right-end exit --right-partitions 1 --select "$vv" \
 		<(cat "$T/l"; sleep 2) <(cat "$T/r1")
 	assert_failure 75
 	assert_output ''
@@ -392,7 +403,7 @@ with open(sys.argv[2], "w") as l, open(sys.argv[3], "w") as r:
 	assert_output 1
 	# the next run, with the weather that came meanwhile, answers it right
 	printf '%s\n' '{"topic":"wx","partition":0,"offset":1,"t":12,"v":"r12"}' '{"topic":"wx","partition":0,"offset":2,"t":20,"v":"r20"}' >"$T/r2"
-	run --separate-stderr ss-asof --on .t --state "$T/s.db" --right-end exit --select "$vv" \
+	run --separate-stderr ss-asof --on .t --state "$T/s.db" --right-end exit --right-partitions 1 --select "$vv" \
 		<(sleep 2) <(cat "$T/r2"; sleep 1)
 	assert_output '["l15","r12"]'
 	# by default the end of the right input is the end of the right stream
@@ -448,7 +459,7 @@ with open(sys.argv[2], "w") as l, open(sys.argv[3], "w") as r:
 	mkfifo "$T/r"
 	exec 7<>"$T/r"
 	printf '%s\n' '{"topic":"wx","partition":0,"offset":0,"t":10,"v":"a"}' >&7
-	ss-asof --on .t --state "$T/s.db" --select "$vv" \
+	ss-asof --on .t --state "$T/s.db" --right-partitions 1 --select "$vv" \
 		<(printf '%s\n' '{"topic":"act","partition":0,"offset":0,"t":5,"v":"l5"}' '{"topic":"act","partition":0,"offset":1,"t":20,"v":"l20"}'; sleep 30) \
 		"$T/r" >"$T/out" 2>"$T/err" &
 	pid=$!
@@ -524,12 +535,17 @@ with open("'"$T"'/l", "w") as l, open("'"$T"'/r", "w") as r:
 @test "revise: a replay older than the retained history revises nothing, counted as expired" {
 	printf '%s\n' '{"t":10,"v":"r10"}' '{"t":20,"v":"r20"}' '{"t":30,"v":"r30"}' '{"t":40,"v":"r40"}' '{"t":110,"v":"r110"}' >"$T/r"
 	printf '%s\n' '{"topic":"act","partition":0,"offset":0,"t":15,"v":"l15"}' '{"topic":"act","partition":0,"offset":1,"t":100,"v":"l100"}' >"$T/l"
-	run --separate-stderr ss-asof --on .t --emit revise --state "$T/s.db" --select "$vv" "$T/l" "$T/r"
-	assert_output '["l15","r10",0]
-["l100","r40",0]'
+	# the right records come after the left ones, so --retain 0s drops r10 to r30
+	run --separate-stderr ss-asof --on .t --emit revise --retain 0s --state "$T/s.db" --select "$vv" \
+		"$T/l" <(sleep 0.3; cat "$T/r")
+	assert_output '["l15",null,0]
+["l15","r10",1]
+["l100",null,0]
+["l100","r40",1]'
 	# l15 again after a seek: r10 was pruned since; its result stands
 	head -1 "$T/l" >"$T/l2"
-	run --separate-stderr ss-asof --on .t --emit revise --state "$T/s.db" --select "$vv" "$T/l2" /dev/null
+	run --separate-stderr ss-asof --on .t --emit revise --retain 0s --allow-empty-right --state "$T/s.db" \
+		--select "$vv" "$T/l2" /dev/null
 	assert_success
 	assert_output ''
 	[[ "$stderr" == *"expired 1"* ]]
