@@ -902,6 +902,20 @@ right_changed(ss_asof *j, struct asof_key *k, int64_t t)
 	}
 }
 
+/* Held because nothing says which partitions the right input has: say so, once. */
+static void
+tell_blind(ss_asof *j)
+{
+	ss_asof *top = asof_top(j);
+
+	if (top->blind_told || j->wm != ASOF_NONE || !asof_wm_blind(j))
+		return;
+	top->blind_told = true;
+	ss_diag_warn("%s: its records carry Kafka partitions, but nothing says which partitions it has "
+		     "(its writer is not ss-consume on this host): left records wait for its end to be "
+		     "answered exactly; --right-partitions N says how many to wait for", top->rname);
+}
+
 void
 asof_right(ss_asof *j, const struct asof_in *in)
 {
@@ -933,6 +947,8 @@ asof_right(ss_asof *j, const struct asof_in *in)
 	if (keep)
 		asof_state_applied(j->st, &in->env);
 	release_final(j);
+	if (j->heap.n > 0 || j->spilled > 0)
+		tell_blind(j);
 	checkpoint(j);
 }
 
@@ -944,20 +960,6 @@ asof_check_right_empty(ss_asof *j)
 	if (top->right_empty && !top->o.allow_empty_right)
 		ss_diag_die(SS_EXIT_DATA, "%s: ended without a record: every left record would be joined with "
 			    "null (did its consumer fail? --allow-empty-right accepts it)", top->rname);
-}
-
-/* Held because nothing says which partitions the right input has: say so, once. */
-static void
-tell_blind(ss_asof *j)
-{
-	ss_asof *top = asof_top(j);
-
-	if (top->blind_told || j->wm != ASOF_NONE || !asof_wm_blind(j))
-		return;
-	top->blind_told = true;
-	ss_diag_warn("%s: its records carry Kafka partitions, but nothing says which partitions it has "
-		     "(its writer is not ss-consume on this host): left records wait for its end to be "
-		     "answered exactly; --right-partitions N says how many to wait for", top->rname);
 }
 
 /* Revision number of a left record's first result in this run: 0, or the next one when

@@ -93,9 +93,9 @@ idle_setup() {
 	printf '%s\n' '{"topic":"wx","partition":0,"offset":1,"t":96}' \
 		'{"topic":"wx","partition":1,"offset":1,"t":900}' >"$T/r2"
 	printf '{"t":5000}\n' >"$T/l" # held until the right input ends: all of it is read
-	run --separate-stderr ss-asof --on .t --grace 5s --state "$T/db" --late-file "$T/late" "$T/l" "$T/r1"
+	run --separate-stderr ss-asof --on .t --grace 5s --state "$T/db" --late-file "$T/late" "$T/l" <(cat "$T/r1")
 	assert_success
-	run --separate-stderr ss-asof --on .t --grace 5s --state "$T/db" --late-file "$T/late" "$T/l" "$T/r2"
+	run --separate-stderr ss-asof --on .t --grace 5s --state "$T/db" --late-file "$T/late" "$T/l" <(cat "$T/r2")
 	assert_success
 	run cat "$T/late"
 	assert_output '{"topic":"wx","partition":1,"offset":1,"t":900}'

@@ -539,9 +539,12 @@ with open("'"$T"'/l", "w") as l, open("'"$T"'/r", "w") as r:
 	run --separate-stderr ss-asof --on .t --emit revise --retain 0s --state "$T/s.db" --select "$vv" \
 		"$T/l" <(sleep 0.3; cat "$T/r")
 	assert_output '["l15",null,0]
-["l15","r10",1]
 ["l100",null,0]
-["l100","r40",1]'
+["l100","r10",1]
+["l15","r10",1]
+["l100","r20",2]
+["l100","r30",3]
+["l100","r40",4]'
 	# l15 again after a seek: r10 was pruned since; its result stands
 	head -1 "$T/l" >"$T/l2"
 	run --separate-stderr ss-asof --on .t --emit revise --retain 0s --allow-empty-right --state "$T/s.db" \
