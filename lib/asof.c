@@ -639,6 +639,35 @@ unhold(ss_asof *j, struct asof_held *h)
 	free(h);
 }
 
+/* --emit revise keeps every left record whose answer is final (on disk), so that a right
+ * record that comes late can still correct it: the last revision is the exact answer. */
+static bool
+keeps_closed(const ss_asof *j)
+{
+	return j->o.emit == SS_ASOF_REVISE && !j->batch;
+}
+
+static struct asof_state *
+closed_store(ss_asof *j)
+{
+	if (j->spill == NULL)
+		j->spill = asof_state_open("");
+	return j->spill;
+}
+
+/* Keep a left record whose answer (revision, match) is final as it is now. */
+static void
+close_now(ss_asof *j, struct asof_key *k, const struct asof_in *in, const struct asof_right *r, int64_t revision)
+{
+	struct asof_held *h = ss_xmalloc(sizeof *h + in->len);
+
+	*h = (struct asof_held){.t = in->t, .match = r ? r->seq : 0, .revision = (uint32_t)revision,
+				.line = in->line, .key = k, .len = in->len};
+	memcpy(h->raw, in->raw, in->len);
+	asof_state_closed_put(closed_store(j), h);
+	free(h);
+}
+
 /* Emit (defer) or close (revise) a held record: its answer is final, or --max-delay
  * ran out (mark ASOF_MARK_EARLY). */
 static void
@@ -646,6 +675,8 @@ release(ss_asof *j, struct asof_held *h, unsigned mark)
 {
 	if (j->o.emit == SS_ASOF_DEFER)
 		asof_emit(j, h->raw, h->len, h->line, best_match(j, h->key, h->t), -1, mark);
+	else if (keeps_closed(j))
+		asof_state_closed_put(closed_store(j), h);
 	unhold(j, h);
 }
 
@@ -833,6 +864,8 @@ prune(ss_asof *j, struct asof_key *k)
 		cutoff = min64(cutoff, j->spill_min_t);
 	bool was_pruned = k->pruned;
 	asof_hist_prune(k, cutoff, j->st ? drop_from_state : NULL, j->st);
+	if (keeps_closed(j))
+		asof_state_closed_prune(closed_store(j), k, cutoff);
 	if (j->st && k->pruned && !was_pruned)
 		asof_state_pruned(j->st, k);
 }
@@ -847,6 +880,8 @@ to_late_file(ss_asof *j, const struct asof_in *in)
 	}
 }
 
+static bool keeps_closed(const ss_asof *j);
+
 /* A right record older than what its partition delivered (or than the watermark the
  * join released): not applied, counted, to the --late-file; said once. */
 static void
@@ -860,8 +895,9 @@ late(ss_asof *j, const struct asof_in *in)
 		return;
 	top->told |= ASOF_MARK_LATE;
 	ss_diag_warn("%s:%" PRIu64 ": a right record older than what its partition already delivered "
-		     "(--grace %gs): late, not applied, and counted%s", top->rname, in->line,
-		     (double)j->o.grace / 1e9, j->late ? " (in the --late-file)" : "");
+		     "(--grace %gs): late, %s, and counted%s", top->rname, in->line, (double)j->o.grace / 1e9,
+		     keeps_closed(j) ? "applied, every result it changes revised" : "not applied",
+		     j->late ? " (in the --late-file)" : "");
 }
 
 /* Keep the revision counter of an enveloped record, for replays after a seek. */
@@ -916,6 +952,65 @@ tell_blind(ss_asof *j)
 		     "answered exactly; --right-partitions N says how many to wait for", top->rname);
 }
 
+/* A closed left record (revise) whose answer a late right record may have changed. */
+static void
+revise_closed(ss_asof *j, struct asof_held *h)
+{
+	struct ss_envelope env;
+
+	if (expired(j, h->key, h->t))
+		return; /* --retain dropped what it needs: its answer stands */
+	const struct asof_right *r = best_match(j, h->key, h->t);
+	uint64_t seq = r ? r->seq : 0;
+	if (seq == h->match)
+		return;
+	h->match = seq;
+	h->revision++;
+	j->n.revisions++;
+	asof_emit(j, h->raw, h->len, h->line, r, h->revision, 0);
+	asof_state_closed_put(closed_store(j), h);
+	if (j->st && ss_envelope_get(h->raw, h->len, &env))
+		asof_state_revision_set(j->st, &env, h->revision);
+}
+
+static uint64_t right_seq(ss_asof *j, const struct asof_in *in);
+
+/* --emit revise: a late right record is applied all the same, and every result it
+ * changes, open or closed, gets a new revision. Only left records between its
+ * neighbours in its key's history can have their answer changed by it. */
+static void
+correct_late(ss_asof *j, const struct asof_in *in)
+{
+	struct asof_key *k = asof_key_get(&j->keys, in->key.data, in->key.len);
+	char *raw = ss_xmalloc(in->len ? in->len : 1);
+
+	memcpy(raw, in->raw, in->len);
+	const struct asof_right *r = asof_hist_put(k, in->t, right_seq(j, in), raw, in->len);
+	if (r == NULL)
+		return;
+	if (j->st)
+		asof_state_right_put(j->st, k, r);
+	int64_t t = r->t;
+	if (k->held)
+		right_changed(j, k, t);
+	const struct asof_right *prev = asof_hist_backward(k, t, true), *next = asof_hist_forward(k, t, true);
+	asof_state_closed_each(closed_store(j), j, k, prev ? prev->t : INT64_MIN, next ? next->t : INT64_MAX,
+			       revise_closed);
+}
+
+/* A right record's identity, and its rank among records of the same key and time (the
+ * higher replaces the lower): by partition and offset for records of Kafka, whatever
+ * the order partitions arrive in; by arrival for the others. */
+static uint64_t
+right_seq(ss_asof *j, const struct asof_in *in)
+{
+	uint64_t n = ++j->rseq;
+
+	if (!in->has_env)
+		return n;
+	return UINT64_C(1) << 62 | (uint64_t)in->env.partition << 42 | ((uint64_t)in->env.offset & ((UINT64_C(1) << 42) - 1));
+}
+
 void
 asof_right(ss_asof *j, const struct asof_in *in)
 {
@@ -933,16 +1028,20 @@ asof_right(ss_asof *j, const struct asof_in *in)
 	j->n.right++;
 	if (asof_wm_right(j, in)) {
 		late(j, in);
+		if (keeps_closed(j))
+			correct_late(j, in);
 	} else {
 		struct asof_key *k = asof_key_get(&j->keys, in->key.data, in->key.len);
 		char *raw = ss_xmalloc(in->len ? in->len : 1);
 		memcpy(raw, in->raw, in->len);
-		const struct asof_right *r = asof_hist_put(k, in->t, ++j->rseq, raw, in->len);
-		if (j->st)
-			asof_state_right_put(j->st, k, r);
-		if (k->held && (j->o.direction != SS_ASOF_BACKWARD || j->o.emit == SS_ASOF_REVISE))
-			right_changed(j, k, in->t);
-		prune(j, k);
+		const struct asof_right *r = asof_hist_put(k, in->t, right_seq(j, in), raw, in->len);
+		if (r != NULL) {
+			if (j->st)
+				asof_state_right_put(j->st, k, r);
+			if (k->held && (j->o.direction != SS_ASOF_BACKWARD || j->o.emit == SS_ASOF_REVISE))
+				right_changed(j, k, in->t);
+			prune(j, k);
+		}
 	}
 	if (keep)
 		asof_state_applied(j->st, &in->env);
@@ -1026,6 +1125,8 @@ asof_left(ss_asof *j, const struct asof_in *in)
 				record_revision(j, open);
 			} else if (!final(j, p)) {
 				hold(j, k, in, p, r, rev);
+			} else {
+				close_now(j, k, in, r, rev);
 			}
 		} else if (final(j, p)) {
 			asof_emit(j, in->raw, in->len, in->line, r, -1, 0);

@@ -122,6 +122,10 @@ asof_hist_put(struct asof_key *k, int64_t t, uint64_t seq, char *raw, size_t len
 
 	if (i < k->n && k->hist[i].t == t) {
 		/* same key and time: the later record replaces the earlier */
+		if (seq < k->hist[i].seq) {
+			free(raw);
+			return NULL;
+		}
 		free(k->hist[i].raw);
 	} else {
 		if (k->n == k->cap) {

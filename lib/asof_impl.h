@@ -22,7 +22,7 @@
 /* One right record; raw is malloc'd and owned by the history. */
 struct asof_right {
 	int64_t t;
-	uint64_t seq; /* arrival number: tells one record from its replacement */
+	uint64_t seq; /* its identity and rank among ties (asof.c right_seq) */
 	uint32_t len;
 	char *raw;
 };
@@ -186,7 +186,8 @@ asof_ctop(const ss_asof *j)
 /* asof_hist.c: keys, right history, release heap. */
 struct asof_key *asof_key_get(struct asof_map *m, const char *enc, size_t len);
 void asof_map_free(struct asof_map *m);
-/* Insert (or replace the record with the same time); takes ownership of raw. */
+/* Insert, or replace the record with the same time unless it ranks higher (seq):
+ * NULL then, raw freed. Takes ownership of raw. */
 const struct asof_right *asof_hist_put(struct asof_key *k, int64_t t, uint64_t seq, char *raw, size_t len);
 const struct asof_right *asof_hist_backward(const struct asof_key *k, int64_t t, bool strict);
 const struct asof_right *asof_hist_forward(const struct asof_key *k, int64_t t, bool strict);
@@ -316,6 +317,13 @@ void asof_state_meta(struct asof_state *st, const ss_asof *j);
 int64_t asof_state_revision_get(struct asof_state *st, const struct ss_envelope *env);
 void asof_state_revision_set(struct asof_state *st, const struct ss_envelope *env, int64_t rev);
 void asof_state_commit(struct asof_state *st);
+/* --emit revise: a left record whose answer is final, kept for a late right record to
+ * correct (its row is its key, time and bytes); fn gets each of key k's kept records with
+ * time in [lo, hi], and frees nothing; and the kept records older than cutoff dropped. */
+void asof_state_closed_put(struct asof_state *st, const struct asof_held *h);
+void asof_state_closed_each(struct asof_state *st, ss_asof *j, struct asof_key *k, int64_t lo, int64_t hi,
+			    void (*fn)(ss_asof *, struct asof_held *));
+void asof_state_closed_prune(struct asof_state *st, const struct asof_key *k, int64_t cutoff);
 /* The outbox of --acks: put a result line (returns its row), drop rows up to row, and
  * call fn for each kept row in order. */
 int64_t asof_state_outbox_put(struct asof_state *st, const char *line, size_t len);

@@ -11,7 +11,8 @@
 
 enum stmt {
 	RIGHT_PUT, RIGHT_DEL, HELD_PUT, HELD_DEL, META_PUT, REV_GET, REV_PUT, UNSPILL_P, UNSPILL_SINCE,
-	SPILL_MIN, PART_PUT, LPART_PUT, PRUNED_PUT, OUTBOX_PUT, OUTBOX_TRIM, STMT_N
+	SPILL_MIN, PART_PUT, LPART_PUT, PRUNED_PUT, OUTBOX_PUT, OUTBOX_TRIM, CLOSED_PUT, CLOSED_RANGE,
+	CLOSED_PRUNE, STMT_N
 };
 
 static const char *const stmt_sql[STMT_N] = {
@@ -34,6 +35,9 @@ static const char *const stmt_sql[STMT_N] = {
 	[LPART_PUT] = "INSERT OR REPLACE INTO asof_left_partition(topic, partition, maxt) VALUES (?1, ?2, ?3)",
 	[OUTBOX_PUT] = "INSERT INTO asof_outbox(line) VALUES (?1)",
 	[OUTBOX_TRIM] = "DELETE FROM asof_outbox WHERE id <= ?1",
+	[CLOSED_PUT] = "INSERT OR REPLACE INTO asof_closed(key, t, rec, match, revision, line) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	[CLOSED_RANGE] = "SELECT t, rec, match, revision, line FROM asof_closed WHERE key = ?1 AND t BETWEEN ?2 AND ?3",
+	[CLOSED_PRUNE] = "DELETE FROM asof_closed WHERE key = ?1 AND t < ?2",
 };
 
 static const char schema[] =
@@ -55,7 +59,10 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS asof_pruned(key BLOB PRIMARY KEY) WITHOUT ROWID;"
 	"CREATE TABLE IF NOT EXISTS asof_left_partition(topic TEXT NOT NULL, partition INTEGER NOT NULL,"
 	" maxt INTEGER NOT NULL, PRIMARY KEY(topic, partition)) WITHOUT ROWID;"
-	"CREATE TABLE IF NOT EXISTS asof_outbox(id INTEGER PRIMARY KEY, line TEXT NOT NULL);";
+	"CREATE TABLE IF NOT EXISTS asof_outbox(id INTEGER PRIMARY KEY, line TEXT NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS asof_closed(key BLOB NOT NULL, t INTEGER NOT NULL, rec TEXT NOT NULL,"
+	" match INTEGER NOT NULL, revision INTEGER NOT NULL, line INTEGER NOT NULL,"
+	" PRIMARY KEY(key, t, rec)) WITHOUT ROWID;";
 
 struct asof_state {
 	ss_store *store;
@@ -224,6 +231,64 @@ asof_state_meta(struct asof_state *s, const ss_asof *j)
 	meta_put(s, "wm", j->wm);
 	parts_put(s, PART_PUT, &j->rparts);
 	parts_put(s, LPART_PUT, &j->lparts);
+}
+
+void
+asof_state_closed_put(struct asof_state *s, const struct asof_held *h)
+{
+	sqlite3_stmt *st = stmt(s, CLOSED_PUT);
+
+	sqlite3_bind_blob(st, 1, h->key->enc, (int)h->key->enclen, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, h->t);
+	sqlite3_bind_text(st, 3, h->raw, (int)h->len, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, (int64_t)h->match);
+	sqlite3_bind_int64(st, 5, h->revision);
+	sqlite3_bind_int64(st, 6, (int64_t)h->line);
+	write_step(s, st);
+}
+
+void
+asof_state_closed_prune(struct asof_state *s, const struct asof_key *k, int64_t cutoff)
+{
+	sqlite3_stmt *st = stmt(s, CLOSED_PRUNE);
+
+	sqlite3_bind_blob(st, 1, k->enc, (int)k->enclen, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, cutoff);
+	write_step(s, st);
+}
+
+void
+asof_state_closed_each(struct asof_state *s, ss_asof *j, struct asof_key *k, int64_t lo, int64_t hi,
+		       void (*fn)(ss_asof *, struct asof_held *))
+{
+	sqlite3_stmt *st = stmt(s, CLOSED_RANGE);
+	struct asof_held **taken = NULL;
+	size_t n = 0;
+
+	sqlite3_bind_blob(st, 1, k->enc, (int)k->enclen, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, lo);
+	sqlite3_bind_int64(st, 3, hi);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		size_t len = (size_t)sqlite3_column_bytes(st, 1);
+		struct asof_held *h = ss_xmalloc(sizeof *h + len);
+		*h = (struct asof_held){
+			.t = sqlite3_column_int64(st, 0),
+			.match = (uint64_t)sqlite3_column_int64(st, 2),
+			.revision = (uint32_t)sqlite3_column_int64(st, 3),
+			.line = (uint64_t)sqlite3_column_int64(st, 4),
+			.key = k,
+			.len = len,
+		};
+		memcpy(h->raw, sqlite3_column_text(st, 1), len);
+		taken = ss_xrealloc(taken, (n + 1) * sizeof *taken);
+		taken[n++] = h;
+	}
+	sqlite3_reset(st);
+	for (size_t i = 0; i < n; i++) {
+		fn(j, taken[i]);
+		free(taken[i]);
+	}
+	free(taken);
 }
 
 int64_t

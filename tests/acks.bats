@@ -84,7 +84,8 @@ kill_produce_run() {
 	shift 2
 	rm -f "$T/p"
 	mkfifo "$T/p"
-	ss-asof "${kopts[@]}" "$@" --acks "$T/a.db" "$T/left" "$T/right" >"$T/p" 2>"$T/asof.err" &
+	# the left arrives over time, so that results are committed while the run goes on
+	ss-asof "${kopts[@]}" "$@" --acks "$T/a.db" <(trickle "$T/left" 20) "$T/right" >"$T/p" 2>"$T/asof.err" &
 	apid=$!
 	ss-produce -b "$B" "${key[@]}" --acks "$T/a.db" "$topic" <"$T/p" 2>/dev/null &
 	ppid=$!

@@ -44,7 +44,8 @@ opts=(--on .t --by .k)
 	latest "$T/clean" >"$T/want"
 	# = the exact answers (the right file is read whole first: one revision each)
 	ss-asof "${opts[@]}" "$T/left" "$T/right" | sort | diff -u - "$T/want"
-	ss-asof "${opts[@]}" --emit revise --state-dir "$T/d" "$T/left" "$T/right" >"$T/out1" 2>/dev/null &
+	# the left arrives over time, so that it is committed while the run goes on
+	ss-asof "${opts[@]}" --emit revise --state-dir "$T/d" <(trickle "$T/left" 400) "$T/right" >"$T/out1" 2>/dev/null &
 	pid=$!
 	for _ in $(seq 1500); do [ "$(wc -l <"$T/out1")" -ge 20000 ] && break; sleep 0.02; done
 	kill -9 "$pid"

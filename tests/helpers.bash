@@ -73,3 +73,13 @@ for line in open(sys.argv[2]):
     r = json.loads(line)
     if r["offset"] > done.get((r["topic"], r["partition"]), -1): sys.stdout.write(line)' "$T/applied" "$in" >"$out"
 }
+
+# trickle FILE [LINES [SECONDS]]: FILE's lines, LINES (default 100) at a time with a pause
+# of SECONDS (default 0.005) between: an input that arrives over time, as from a topic
+trickle() {
+	python3 -c 'import sys, time
+n, pause = int(sys.argv[2]), float(sys.argv[3])
+lines = open(sys.argv[1]).readlines()
+for i in range(0, len(lines), n):
+    sys.stdout.writelines(lines[i:i + n]); sys.stdout.flush(); time.sleep(pause)' "$1" "${2:-100}" "${3:-0.005}"
+}
