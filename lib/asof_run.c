@@ -71,7 +71,7 @@ right_ended(ss_asof *j)
 	size_t held;
 
 	asof_totals(j, &c, &held);
-	j->right_empty = c.right == 0 && c.replayed == 0 && c.late == 0;
+	j->right_empty = c.right == 0 && c.replayed == 0 && c.late == 0 && !j->had_history;
 	if (held > 0)
 		asof_check_right_empty(j);
 	asof_right_end(j);
@@ -477,6 +477,47 @@ drain_one(ss_asof *j, ss_reader *rd)
 	return true;
 }
 
+/* One input that is a file is complete, as two are: its right records first (nothing
+ * in it is late), then its left ones, each answered at once and exactly. Every line is
+ * validated (and reported) once, in the first pass, which marks the left ones. */
+static void
+run_one_file(ss_asof *j, ss_reader *rd)
+{
+	const char *line;
+	size_t len;
+	bool left;
+	uint8_t *is_left = NULL;
+	size_t cap = 0;
+
+	j->right_whole = true;
+	while (ss_reader_next(rd, &line, &len) == 1) {
+		stop_if_signalled();
+		uint64_t n = ss_reader_lineno(rd);
+		if (n / 8 >= cap) {
+			size_t ncap = cap ? 2 * cap : 4096;
+			is_left = ss_xrealloc(is_left, ncap);
+			memset(is_left + cap, 0, ncap - cap);
+			cap = ncap;
+		}
+		if (!asof_parse_one(j, line, len, n, &left))
+			continue;
+		if (left)
+			is_left[n / 8] |= (uint8_t)(1u << (n % 8));
+		else
+			asof_right(j, &j->rin);
+	}
+	right_ended(j);
+	ss_reader_rewind(rd);
+	while (ss_reader_next(rd, &line, &len) == 1) {
+		stop_if_signalled();
+		uint64_t n = ss_reader_lineno(rd);
+		if (n / 8 < cap && is_left[n / 8] & (1u << (n % 8)) && asof_parse_one(j, line, len, n, &left))
+			apply(j, true);
+	}
+	free(is_left);
+	j->left_eof = true;
+}
+
 int
 ss_asof_run_one(ss_asof *j, const char *input)
 {
@@ -487,6 +528,8 @@ ss_asof_run_one(ss_asof *j, const char *input)
 	j->rfeed = ss_feed_find(ss_reader_fd(rd)); /* it tells of both topics */
 
 	j->lname = j->rname = ss_reader_name(rd);
+	if (regular(rd))
+		run_one_file(j, rd);
 	while (!asof_done(j)) {
 		stop_if_signalled();
 		bool more = drain_one(j, rd);
