@@ -347,8 +347,10 @@ ss_feed_state(const ss_feed_in *f, int *status)
 {
 	if (f == NULL || !f->known)
 		return SS_FEED_RUNNING;
-	if (f->state == SS_FEED_RUNNING && kill((pid_t)f->pid, 0) != 0 && errno == ESRCH) {
-		*status = 0; /* killed: it could not say */
+	if (f->state == SS_FEED_RUNNING) {
+		/* a writer says how it ended before its end closes the pipe: one that did not
+		 * was killed (it may not even be reaped yet: no use asking the kernel) */
+		*status = 0;
 		return SS_FEED_FAILED;
 	}
 	*status = f->status;
