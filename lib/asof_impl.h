@@ -139,7 +139,7 @@ struct ss_asof {
 	unsigned told;     /* top: the ASOF_MARK_* said on stderr already */
 	bool right_empty;  /* top: the right input ended without a record, and none came before */
 	bool had_history;  /* top: the state holds right records of an earlier run */
-	int left_failed;   /* top: the left input's writer failed with this exit status */
+	int left_failed;   /* top: the left input's writer failed with this exit status (-1: killed) */
 	int64_t idle_next; /* monotonic time the next partition turns idle */
 	int64_t started;   /* monotonic start time: unseen partitions are waited for --idle */
 	int64_t lw;       /* the left time history is kept for: the slowest left partition's */

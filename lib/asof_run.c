@@ -321,7 +321,7 @@ left_ended(ss_asof *j)
 	j->left_eof = true;
 	ss_feed_refresh(j->lfeed, true);
 	if (ss_feed_state(j->lfeed, &status) == SS_FEED_FAILED)
-		j->left_failed = status ? status : SS_EXIT_TEMPFAIL;
+		j->left_failed = status ? status : -1;
 }
 
 /* A parsed record to its side of the join. */
@@ -445,11 +445,14 @@ ss_asof_run(ss_asof *j, const char *left, const char *right)
 	ss_reader_free(l);
 	ss_reader_free(r);
 	j->lrd = j->rrd = NULL;
-	if (j->left_failed) {
-		ss_diag_warn("%s: its writer failed (exit %d): the results are those of the records it wrote",
-			     left, j->left_failed);
+	if (j->left_failed < 0)
+		ss_diag_warn("%s: its writer was killed before it finished: the results are those of the "
+			     "records it wrote; run again to resume", left);
+	else if (j->left_failed > 0)
+		ss_diag_warn("%s: its writer failed (exit %d): the results are those of the records it wrote; "
+			     "run again to resume", left, j->left_failed);
+	if (j->left_failed)
 		return SS_EXIT_TEMPFAIL;
-	}
 	return SS_EXIT_OK;
 }
 
