@@ -243,7 +243,7 @@ ss_feed_find(int fd)
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
 	f->started = time(NULL);
-	f->read_at = INT64_MIN;
+	f->read_at = ss_time_mono() - READ_EVERY_NS; /* the first look is not held back */
 	return f;
 }
 
