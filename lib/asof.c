@@ -59,6 +59,9 @@ spill_limit(void)
 	return n > 0 ? (size_t)n : (size_t)64 << 20;
 }
 
+/* Memory a right record in the history takes: its bytes, its entry, malloc's header. */
+#define HIST_COST(len) ((len) + sizeof(struct asof_right) + 16)
+
 /* Bytes of right history kept in memory before the oldest of it goes to disk. */
 static size_t
 history_limit(void)
@@ -66,7 +69,7 @@ history_limit(void)
 	const char *env = getenv("SS_ASOF_HISTORY_BYTES");
 	long long n = env ? atoll(env) : 0;
 
-	return n > 0 ? (size_t)n : (size_t)128 << 20;
+	return n > 0 ? (size_t)n : (size_t)64 << 20;
 }
 
 static void release_final(ss_asof *j);
@@ -605,7 +608,7 @@ evict_key(ss_asof *j, struct asof_key *k, int64_t cutoff)
 	for (size_t i = 0; i < drop; i++) {
 		if (j->st == NULL) /* the state file has every record already */
 			asof_state_right_put(history_store(j), k, &k->hist[i]);
-		bytes += k->hist[i].len + sizeof k->hist[i];
+		bytes += HIST_COST(k->hist[i].len);
 		free(k->hist[i].raw);
 	}
 	if (drop > 0) {
@@ -649,7 +652,7 @@ history_put(ss_asof *j, struct asof_key *k, const struct asof_in *in, uint64_t s
 		return NULL;
 	if (j->st)
 		asof_state_right_put(j->st, k, r);
-	j->hist_bytes += in->len + sizeof *r;
+	j->hist_bytes += HIST_COST(in->len);
 	return r;
 }
 
@@ -669,7 +672,7 @@ history_loaded(ss_asof *j)
 	for (size_t i = 0; i < j->keys.cap; i++) {
 		const struct asof_key *k = j->keys.slot[i];
 		for (size_t r = 0; k != NULL && r < k->n; r++)
-			j->hist_bytes += k->hist[r].len + sizeof k->hist[r];
+			j->hist_bytes += HIST_COST(k->hist[r].len);
 	}
 	history_bound(j);
 }
