@@ -328,6 +328,8 @@ group_after(const struct asof_index *ix, const struct ix_group *g, int64_t t, bo
 void
 asof_index_prefetch(struct asof_index *ix, ss_asof *j, const struct asof_in *in, size_t n)
 {
+	if (n == 0)
+		return;
 	const struct ix_group *g[n];
 	size_t at[n];
 

@@ -1,7 +1,10 @@
-/* Feeding the join: two regular files are merged in event-time order (memory stays
- * independent of their length); anything else is read as data arrives, with poll(),
- * never blocking on one side while the other has data. One input carrying both sides
- * is read in its own order. */
+/* Feeding the join. A right input that is a regular file is complete, so it is read
+ * before any left record is answered: without a state, indexed whole (asof_index.c),
+ * or, when both files are in event-time order, merged with the left in constant memory;
+ * with a state, applied whole first. Streams are read as data arrives, with poll(),
+ * never blocking on one side while the other has data, and what their writers tell
+ * beside them (lib/feed.h) is taken in. One input carrying both sides is read in its
+ * own order, or, a file, right records first. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
