@@ -88,7 +88,7 @@ key_number(struct asof_index *ix, const char *enc, size_t len)
 	size_t s = h & (ix->slotcap - 1);
 	for (; ix->slot[s].id != 0; s = (s + 1) & (ix->slotcap - 1)) {
 		const struct ix_key *k = &ix->slot[s];
-		if (k->hash == h && k->enclen == len && memcmp(ix->keybytes.data + k->enc, enc, len) == 0)
+		if (k->hash == h && k->enclen == len && (len == 0 || memcmp(ix->keybytes.data + k->enc, enc, len) == 0))
 			return k->id - 1;
 	}
 	ix->slot[s] = (struct ix_key){.hash = h, .id = (uint32_t)++ix->nkeys, .enclen = (uint32_t)len,
@@ -106,7 +106,7 @@ find_key(const struct asof_index *ix, const char *enc, size_t len)
 	uint64_t h = ss_hash_bytes(enc, len);
 	for (size_t s = h & (ix->slotcap - 1); ix->slot[s].id != 0; s = (s + 1) & (ix->slotcap - 1)) {
 		const struct ix_key *k = &ix->slot[s];
-		if (k->hash == h && k->enclen == len && memcmp(ix->keybytes.data + k->enc, enc, len) == 0)
+		if (k->hash == h && k->enclen == len && (len == 0 || memcmp(ix->keybytes.data + k->enc, enc, len) == 0))
 			return k->id - 1;
 	}
 	return -1;

@@ -339,7 +339,7 @@ def run_once(brokers, top, mode, db, out_topic, work, rng=None, fig=None, t_ref=
 OUT_LINE = re.compile(rb'^\{"topic":"[^"]*","partition":\d+,"offset":\d+,"timestamp":\d+,'
                       rb'"key":\[(\d+),(\d+)\],"value":\{"left":\{.*\},"right":'
                       rb'(?:null|\{"topic":"weather",.*?"value":\{"id":(\d+),.*?)'
-                      rb'(?:,"revision":(\d+))?\},"headers":\{\}\}$')
+                      rb'(?:,"revision":(\d+))?(?:,"final":false|,"expired":true)?\},"headers":\{\}\}$')
 
 
 class Output:
