@@ -67,6 +67,19 @@ next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in)
 }
 
 /* The end of the right input: with nothing in it, no left record may be answered. */
+/* With --state-dir: the partitions the right input's writer read to their end have
+ * their held records finished, also those of partitions with no record in this run. */
+static void
+finish_ended_partitions(ss_asof *j)
+{
+	size_t n;
+	const struct ss_feed_part *fp = ss_feed_parts(j->rfeed, &n);
+
+	for (size_t i = 0; j->dir && i < n; i++)
+		if (fp[i].state == SS_FEED_ENDED && (j->o.right_topic == NULL || strcmp(fp[i].topic, j->o.right_topic) == 0))
+			asof_dir_ended(j, fp[i].partition);
+}
+
 static void
 right_ended(ss_asof *j)
 {
@@ -77,6 +90,7 @@ right_ended(ss_asof *j)
 	j->right_empty = c.right == 0 && c.replayed == 0 && c.late == 0 && !j->had_history;
 	if (held > 0)
 		asof_check_right_empty(j);
+	finish_ended_partitions(j);
 	asof_right_end(j);
 }
 
