@@ -6,7 +6,9 @@ load kafka
 setup_file() {
 	mock_start --topic plain:1 --topic expr:3 --topic env-src:1 --topic env-dst:1 \
 		--topic trickle:1 --topic dry:1 --topic bad-fail:1 --topic bad-skip:1 --topic bad-dl:1 \
-		--topic term:1 --topic parts:2 --topic raw:1
+		--topic term:1 --topic parts:2 --topic raw:1 \
+		--topic murmur2:2 --topic murmur3:3 --topic murmur7:7 --topic murmur16:16 \
+		--topic crc7:7 --topic crc16:16 --topic textkeys:5
 }
 teardown_file() { mock_stop; }
 
@@ -48,6 +50,38 @@ teardown_file() { mock_stop; }
 	grep -q '^k4||.*|-1$' "$T/b"   # a tombstone: NULL value, length -1
 	ss-consume -b "$B" -e env-dst | jq -c 'del(.topic)' >"$T/c"
 	jq -c 'del(.topic)' "$T/src" | cmp - "$T/c"
+}
+
+@test "keys go to the partition Kafka's Java producer picks (murmur2), for any partition count" {
+	python3 "$ROOT/tests/partition-ref.py" keys >"$T/keys"
+	for n in 2 3 7 16; do
+		run ss-produce -b "$B" --envelope "murmur$n" <"$T/keys"
+		assert_success
+		kcat -C -b "$B" -t "murmur$n" -e -q -f '%p %s\n' >"$T/got$n"
+		run python3 "$ROOT/tests/partition-ref.py" check murmur2 $n <"$T/got$n"
+		assert_success
+	done
+	# text keys from an expression, as most pipelines give them
+	users=()
+	for i in $(seq 0 40); do users+=("user-$i"); done
+	for i in "${!users[@]}"; do echo "{\"user\":\"${users[$i]}\",\"i\":$i}"; done |
+		ss-produce -b "$B" --key .user --value .i textkeys
+	kcat -C -b "$B" -t textkeys -e -q -f '%p %s\n' | sort -k2n >"$T/text"
+	python3 "$ROOT/tests/partition-ref.py" partitions murmur2 5 "${users[@]}" | diff - "$T/text"
+}
+
+@test "-X partitioner=consistent overrides the default: librdkafka's CRC32 partitions" {
+	python3 "$ROOT/tests/partition-ref.py" keys >"$T/keys"
+	for n in 7 16; do
+		run ss-produce -b "$B" --envelope -X partitioner=consistent "crc$n" <"$T/keys"
+		assert_success
+		kcat -C -b "$B" -t "crc$n" -e -q -f '%p %s\n' >"$T/got"
+		run python3 "$ROOT/tests/partition-ref.py" check crc32 $n <"$T/got"
+		assert_success
+		# the two hashes disagree on these keys, so the check above tells them apart
+		run python3 "$ROOT/tests/partition-ref.py" check murmur2 $n <"$T/got"
+		assert_failure
+	done
 }
 
 @test "a trickle is sent as each line is read, not at end of input" {
