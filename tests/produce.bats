@@ -138,13 +138,32 @@ teardown_file() { mock_stop; }
 }
 
 @test "a record whose fields cannot be built is bad input: reported with its line" {
-	printf '%s\n' '{"p":0,"h":{"a":"1"}}' '{"p":"x"}' '{"p":0,"h":[1]}' '{"p":0,"v":{"base64":"%%%"}}' '{"p":0}' >"$T/in"
+	printf '%s\n' '{"p":0,"h":{"a":"1"}}' '{"p":"x"}' '{"p":0,"h":[1]}' '{"p":0,"v":{"base64":"%%%"}}' '{"p":0}' \
+		'{"p":0,"h":"a=1"}' '{"p":0,"h":[["a"]]}' '{"p":0,"h":[[1,"x"]]}' '{"p":0,"h":[["a","1"],["b","2"],["a","3"]]}' >"$T/in"
 	run ss-produce -b "$B" --dry-run --partition .p --headers .h --value '.v // .' --on-error skip bad-skip <"$T/in"
 	assert_success
 	assert_line --partial '<stdin>:2: expected an integer (skipped)'
-	assert_line --partial '<stdin>:3: headers must be an object (skipped)'
+	assert_line --partial '<stdin>:3: an array of headers must hold [name, value] pairs (skipped)'
 	assert_line --partial '<stdin>:4: invalid base64'
-	[ "$(echo "$output" | grep -c '^{"topic"')" -eq 2 ]
+	assert_line --partial '<stdin>:6: headers must be an object or an array of [name, value] pairs (skipped)'
+	assert_line --partial '<stdin>:7: an array of headers must hold [name, value] pairs (skipped)'
+	assert_line --partial '<stdin>:8: a header name must be a string or {"base64":...} (skipped)'
+	[ "$(echo "$output" | grep -c '^{"topic"')" -eq 3 ]
+	assert_line --partial '"headers":[["a","1"],["b","2"],["a","3"]]}'
+}
+
+@test "headers: an object when each name's headers are adjacent, else [name, value] pairs in order" {
+	printf '%s\n' '{"value":1,"headers":{"a":["1","2"],"b":null}}' \
+		'{"value":2,"headers":[["a","1"],["a","2"],["b",null]]}' \
+		'{"value":3,"headers":[["a","1"],["b","2"],["a",{"base64":"/w=="}]]}' \
+		'{"value":4,"headers":[[{"base64":"/w=="},"x"]]}' \
+		'{"value":5,"headers":[]}' '{"value":6,"headers":{}}' '{"value":7,"headers":null}' >"$T/in"
+	run ss-produce --dry-run --envelope t <"$T/in"
+	assert_success
+	echo "$output" | jq -c .headers >"$T/h"
+	run cat "$T/h"
+	assert_output "$(printf '%s\n' '{"a":["1","2"],"b":null}' '{"a":["1","2"],"b":null}' \
+		'[["a","1"],["b","2"],["a",{"base64":"/w=="}]]' '[[{"base64":"/w=="},"x"]]' '{}' '{}' '{}')"
 }
 
 @test "--raw sends lines that are not JSON as they are" {

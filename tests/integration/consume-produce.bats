@@ -76,6 +76,20 @@ for i in range(500):
 	done
 }
 
+@test "exact copy: corpus and hand-made keys, values, headers, timestamps and partitions, byte for byte" {
+	a=$(kafka_topic_name a) b=$(kafka_topic_name b)
+	# old timestamps: no retention, or the broker may delete them while the test runs
+	kafka_create_topic "$a" 3 --config retention.ms=-1
+	kafka_create_topic "$b" 3 --config retention.ms=-1
+	python3 "$SS_ROOT/tests/copy-ref.py" gen "$T/in" "$T/expected" "$SS_ROOT"/tests/fuzz/corpus/payload/*
+	ss-produce -b "$BROKERS" --envelope --partition .partition "$a" <"$T/in"
+	ss-consume -b "$BROKERS" -e "$a" | ss-produce -b "$BROKERS" --envelope --partition .partition "$b"
+	kcat -C -b "$BROKERS" -t "$a" -e -q -J | python3 "$SS_ROOT/tests/copy-ref.py" dump >"$T/a"
+	kcat -C -b "$BROKERS" -t "$b" -e -q -J | python3 "$SS_ROOT/tests/copy-ref.py" dump >"$T/b"
+	cmp "$T/expected" "$T/a"
+	cmp "$T/a" "$T/b"
+}
+
 @test "keys land in the partitions Kafka's Java producer picks: ss and Java topics are co-partitioned" {
 	j=$(kafka_topic_name java) s=$(kafka_topic_name ss)
 	kafka_create_topic "$j" 6
