@@ -311,10 +311,16 @@ ss_kafka_put_int(ss_buf *b, int64_t v)
 	ss_buf_add(b, p, (size_t)(e - p));
 }
 
+static bool
+is_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
 static const char *
 skip_ws(const char *p, const char *end)
 {
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+	while (p < end && is_ws(*p))
 		p++;
 	return p;
 }
@@ -345,19 +351,25 @@ is_base64_form(const char *p, const char *end, const char **s, const char **send
 	return p < end && *p == '}' && skip_ws(p + 1, end) == end;
 }
 
-/* Valid JSON on one output line: a raw CR or LF in valid JSON can only be whitespace
- * between tokens (strings escape them), so it becomes a space. */
-static void
-put_json_line(ss_buf *b, const char *s, size_t len)
+/* Can the bytes [s, end) stand in an envelope as their own JSON text and be read back
+ * (ss_kafka_payload_bytes) as exactly these bytes? Not when they are not JSON, or are a
+ * JSON string (a string stands for its characters), the null literal (a tombstone) or
+ * the base64 form (its decoded bytes); not when surrounded by whitespace (which the
+ * reader trims) or holding a line break (an envelope is one line). Then they are written
+ * as a string or in base64 form, which are exact. */
+static bool
+embeddable(const char *s, const char *end)
 {
-	size_t at = b->len;
+	const char *b64, *b64end;
+	size_t len = (size_t)(end - s);
 
-	ss_buf_add(b, s, len);
-	if (memchr(s, '\n', len) == NULL && memchr(s, '\r', len) == NULL)
-		return;
-	for (size_t i = at; i < b->len; i++)
-		if (b->data[i] == '\n' || b->data[i] == '\r')
-			b->data[i] = ' ';
+	if (len == 0 || is_ws(s[0]) || is_ws(end[-1]) || s[0] == '"')
+		return false;
+	if (memchr(s, '\n', len) != NULL || memchr(s, '\r', len) != NULL)
+		return false;
+	if (len == 4 && memcmp(s, "null", 4) == 0)
+		return false;
+	return ss_jscan_document(s, end, NULL) && !is_base64_form(s, end, &b64, &b64end);
 }
 
 static void
@@ -368,19 +380,20 @@ put_base64_form(ss_buf *b, const void *p, size_t len)
 	ss_buf_adds(b, "\"}");
 }
 
-/* Is [s, end), a valid JSON document, the literal null? */
-static bool
-is_null_literal(const char *s, const char *end)
+/* Text as a string, anything else in base64 form: both read back exactly. */
+static void
+put_string_or_base64(ss_buf *b, const char *s, size_t len)
 {
-	while (s < end && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
-		s++;
-	return end - s >= 4 && memcmp(s, "null", 4) == 0;
+	if (ss_jscan_utf8(s, s + len))
+		ss_buf_json_string(b, s, len);
+	else
+		put_base64_form(b, s, len);
 }
 
 bool
 ss_kafka_put_payload(ss_buf *b, const void *p, size_t len, enum ss_kfmt fmt)
 {
-	const char *s = p, *end, *b64, *b64end;
+	const char *s = p, *end;
 
 	if (p == NULL) {
 		ss_buf_adds(b, "null");
@@ -390,21 +403,15 @@ ss_kafka_put_payload(ss_buf *b, const void *p, size_t len, enum ss_kfmt fmt)
 	switch (fmt) {
 	case SS_KFMT_AUTO:
 	case SS_KFMT_JSON:
-		if (ss_jscan_document(s, end, NULL)) {
-			/* the bytes "null" would read back as a tombstone: keep them bytes */
-			if (is_base64_form(s, end, &b64, &b64end) || is_null_literal(s, end))
-				put_base64_form(b, s, len);
-			else
-				put_json_line(b, s, len);
+		if (embeddable(s, end)) {
+			ss_buf_add(b, s, len);
 			return true;
 		}
-		/* FALLTHROUGH */
+		put_string_or_base64(b, s, len);
+		return fmt != SS_KFMT_JSON || ss_jscan_document(s, end, NULL);
 	case SS_KFMT_STRING:
-		if (ss_jscan_utf8(s, end))
-			ss_buf_json_string(b, s, len);
-		else
-			put_base64_form(b, s, len);
-		return fmt != SS_KFMT_JSON;
+		put_string_or_base64(b, s, len);
+		return true;
 	case SS_KFMT_BASE64:
 		put_base64_form(b, s, len);
 		return true;
@@ -412,50 +419,101 @@ ss_kafka_put_payload(ss_buf *b, const void *p, size_t len, enum ss_kfmt fmt)
 	return true;
 }
 
-/* Headers: names in order of first appearance; a repeated name gets an array. */
+/* Can the headers be written as an object, {"name": value or [values], ...}? Only when
+ * that keeps them exact: every name is UTF-8, and the headers of each name are adjacent
+ * (a, a, b is {"a":[..],"b":..}; a, b, a would lose its order). */
+static bool
+headers_as_object(rd_kafka_headers_t *hdrs, size_t n)
+{
+	const char *name, *prev = NULL, *other;
+	const void *val;
+	size_t size;
+
+	for (size_t i = 0; i < n; prev = name, i++) {
+		rd_kafka_header_get_all(hdrs, i, &name, &val, &size);
+		if (!ss_jscan_utf8(name, name + strlen(name)))
+			return false;
+		if (prev == NULL || strcmp(name, prev) == 0)
+			continue;
+		for (size_t j = 0; j + 1 < i; j++) { /* a new run: its name seen before? */
+			rd_kafka_header_get_all(hdrs, j, &other, &val, &size);
+			if (strcmp(name, other) == 0)
+				return false;
+		}
+	}
+	return true;
+}
+
+/* A header value: a string if UTF-8, null if NULL, else the base64 form. */
+static void
+put_header_value(ss_buf *b, const void *val, size_t size)
+{
+	ss_kafka_put_payload(b, val, size, SS_KFMT_STRING);
+}
+
+/* {"name": value, ...}; the n headers of a run of one name, n > 1, as an array. */
+static void
+put_header_object(ss_buf *b, rd_kafka_headers_t *hdrs, size_t n)
+{
+	const char *name, *next;
+	const void *val;
+	size_t size, run;
+
+	ss_buf_addc(b, '{');
+	for (size_t i = 0; i < n; i += run) {
+		rd_kafka_header_get_all(hdrs, i, &name, &val, &size);
+		for (run = 1; i + run < n; run++) {
+			rd_kafka_header_get_all(hdrs, i + run, &next, &val, &size);
+			if (strcmp(name, next) != 0)
+				break;
+		}
+		if (i > 0)
+			ss_buf_addc(b, ',');
+		ss_buf_json_string(b, name, strlen(name));
+		ss_buf_addc(b, ':');
+		if (run > 1)
+			ss_buf_addc(b, '[');
+		for (size_t k = 0; k < run; k++) {
+			rd_kafka_header_get_all(hdrs, i + k, &name, &val, &size);
+			if (k > 0)
+				ss_buf_addc(b, ',');
+			put_header_value(b, val, size);
+		}
+		if (run > 1)
+			ss_buf_addc(b, ']');
+	}
+	ss_buf_addc(b, '}');
+}
+
+/* [[name, value], ...] in order; a name that is not UTF-8 in base64 form. */
+static void
+put_header_list(ss_buf *b, rd_kafka_headers_t *hdrs, size_t n)
+{
+	const char *name;
+	const void *val;
+	size_t size;
+
+	ss_buf_addc(b, '[');
+	for (size_t i = 0; i < n; i++) {
+		rd_kafka_header_get_all(hdrs, i, &name, &val, &size);
+		ss_buf_adds(b, i > 0 ? ",[" : "[");
+		put_header_value(b, name, strlen(name));
+		ss_buf_addc(b, ',');
+		put_header_value(b, val, size);
+		ss_buf_addc(b, ']');
+	}
+	ss_buf_addc(b, ']');
+}
+
 void
 ss_kafka_put_headers(ss_buf *b, rd_kafka_headers_t *hdrs)
 {
 	size_t n = hdrs != NULL ? rd_kafka_header_cnt(hdrs) : 0;
-	const char *name, *other;
-	const void *val;
-	size_t size;
-	bool first = true;
 
-	ss_buf_addc(b, '{');
-	for (size_t i = 0; i < n; i++) {
-		bool seen = false, repeated = false;
-		rd_kafka_header_get_all(hdrs, i, &name, &val, &size);
-		for (size_t j = 0; j < n && !seen; j++) {
-			if (j == i)
-				continue;
-			rd_kafka_header_get_all(hdrs, j, &other, &val, &size);
-			if (strcmp(name, other) == 0) {
-				repeated = true;
-				seen = j < i;
-			}
-		}
-		if (seen)
-			continue;
-		if (!first)
-			ss_buf_addc(b, ',');
-		first = false;
-		ss_buf_json_string(b, name, strlen(name));
-		ss_buf_addc(b, ':');
-		if (repeated)
-			ss_buf_addc(b, '[');
-		for (size_t j = i, k = 0; j < n; j++) {
-			rd_kafka_header_get_all(hdrs, j, &other, &val, &size);
-			if (strcmp(name, other) != 0)
-				continue;
-			if (k++ > 0)
-				ss_buf_addc(b, ',');
-			ss_kafka_put_payload(b, val, size, SS_KFMT_STRING);
-		}
-		if (repeated)
-			ss_buf_addc(b, ']');
-	}
-	ss_buf_addc(b, '}');
+	if (headers_as_object(hdrs, n))
+		put_header_object(b, hdrs, n);
+	else
+		put_header_list(b, hdrs, n);
 }
 
 static int
@@ -563,7 +621,7 @@ ss_kafka_payload_bytes(const char *p, size_t len, ss_buf *scratch, const char **
 	const char *end = p + len, *s, *send;
 
 	p = skip_ws(p, end);
-	while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n' || end[-1] == '\r'))
+	while (end > p && is_ws(end[-1]))
 		end--;
 	*isnull = false;
 	if (end - p == 4 && memcmp(p, "null", 4) == 0) {
@@ -625,23 +683,31 @@ add_header(rd_kafka_headers_t *h, const char *name, size_t nlen, const char *p, 
 	return ok;
 }
 
-bool
-ss_kafka_headers_from_json(const char *p, size_t len, rd_kafka_headers_t **out, const char **why)
+/* Add the headers of one name, the bytes [name, name + nlen), from a raw JSON value. */
+static bool
+add_named(rd_kafka_headers_t *h, const char *name, size_t nlen, const char *v, const char *vend,
+	  const char **why)
 {
-	const char *end = p + len, *k, *kend, *v, *vend, *name;
+	/* rd_kafka_header_add copies the name up to nlen; a NUL-terminated copy keeps it safe */
+	char *nm = ss_xmalloc(nlen + 1);
+	bool ok;
+
+	memcpy(nm, name, nlen);
+	nm[nlen] = '\0';
+	ok = add_header(h, nm, nlen, v, vend, why);
+	free(nm);
+	return ok;
+}
+
+/* {"name": value or [values], ...}, p at '{'. */
+static bool
+headers_object(rd_kafka_headers_t *h, const char *p, const char *end, const char **why)
+{
+	const char *k, *kend, *v, *vend, *name;
 	ss_buf kscratch = {0};
 	size_t nlen;
 	bool ok = true;
 
-	*out = NULL;
-	p = skip_ws(p, end);
-	if (end - p >= 4 && memcmp(p, "null", 4) == 0)
-		return true;
-	if (p == end || *p != '{') {
-		*why = "headers must be an object";
-		return false;
-	}
-	*out = rd_kafka_headers_new(8);
 	p = skip_ws(p + 1, end);
 	while (ok && p < end && *p == '"') {
 		k = p;
@@ -650,17 +716,84 @@ ss_kafka_headers_from_json(const char *p, size_t len, rd_kafka_headers_t **out, 
 		v = skip_ws(p + 1, end); /* after ':' */
 		vend = ss_jscan_value(v, end, NULL);
 		string_bytes(k, kend, &kscratch, &name, &nlen);
-		/* rd_kafka_header_add copies the name up to nlen; a copy keeps it NUL-free safe */
-		char *nm = ss_xmalloc(nlen + 1);
-		memcpy(nm, name, nlen);
-		nm[nlen] = '\0';
-		ok = add_header(*out, nm, nlen, v, vend, why);
-		free(nm);
+		ok = add_named(h, name, nlen, v, vend, why);
 		p = skip_ws(vend, end);
 		if (p < end && *p == ',')
 			p = skip_ws(p + 1, end);
 	}
 	ss_buf_free(&kscratch);
+	return ok;
+}
+
+/* One [name, value] element [p, end) of the list form; the name a string or in base64
+ * form (names that are not UTF-8). */
+static bool
+header_pair(rd_kafka_headers_t *h, const char *p, const char *end, ss_buf *scratch,
+	    const char **why)
+{
+	const char *n, *nend, *v, *vend, *name, *b64, *b64end;
+	size_t nlen;
+	bool isnull;
+
+	p = skip_ws(p, end);
+	if (*p != '[' || *(n = skip_ws(p + 1, end)) == ']')
+		goto bad;
+	nend = ss_jscan_value(n, end, NULL);
+	p = skip_ws(nend, end);
+	if (*p != ',')
+		goto bad;
+	v = skip_ws(p + 1, end);
+	vend = ss_jscan_value(v, end, NULL);
+	if (*skip_ws(vend, end) != ']')
+		goto bad;
+	if (*n != '"' && !is_base64_form(n, nend, &b64, &b64end)) {
+		*why = "a header name must be a string or {\"base64\":...}";
+		return false;
+	}
+	if (!ss_kafka_payload_bytes(n, (size_t)(nend - n), scratch, &name, &nlen, &isnull, why))
+		return false;
+	return add_named(h, name, nlen, v, vend, why);
+bad:
+	*why = "an array of headers must hold [name, value] pairs";
+	return false;
+}
+
+/* [[name, value], ...], p at '['. */
+static bool
+headers_list(rd_kafka_headers_t *h, const char *p, const char *end, const char **why)
+{
+	ss_buf scratch = {0};
+	const char *e;
+	bool ok = true;
+
+	p = skip_ws(p + 1, end);
+	while (ok && p < end && *p != ']') {
+		e = ss_jscan_value(p, end, NULL);
+		ok = header_pair(h, p, e, &scratch, why);
+		p = skip_ws(e, end);
+		if (p < end && *p == ',')
+			p = skip_ws(p + 1, end);
+	}
+	ss_buf_free(&scratch);
+	return ok;
+}
+
+bool
+ss_kafka_headers_from_json(const char *p, size_t len, rd_kafka_headers_t **out, const char **why)
+{
+	const char *end = p + len;
+	bool ok;
+
+	*out = NULL;
+	p = skip_ws(p, end);
+	if (end - p >= 4 && memcmp(p, "null", 4) == 0)
+		return true;
+	if (p == end || (*p != '{' && *p != '[')) {
+		*why = "headers must be an object or an array of [name, value] pairs";
+		return false;
+	}
+	*out = rd_kafka_headers_new(8);
+	ok = *p == '{' ? headers_object(*out, p, end, why) : headers_list(*out, p, end, why);
 	if (!ok) {
 		rd_kafka_headers_destroy(*out);
 		*out = NULL;

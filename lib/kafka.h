@@ -61,15 +61,18 @@ int ss_kafka_exit_code(rd_kafka_resp_err_t err);
 /* Payload forms. */
 enum ss_kfmt { SS_KFMT_AUTO, SS_KFMT_JSON, SS_KFMT_STRING, SS_KFMT_BASE64 };
 bool ss_kfmt_parse(const char *s, enum ss_kfmt *fmt);
-/* Append bytes as a JSON value: NULL -> null; auto: valid JSON as is, else valid UTF-8 as
- * a string, else {"base64":"..."}; json: as auto (callers warn); string: a string if
- * UTF-8, else base64 form; base64: always the base64 form. A payload that is itself JSON
- * of exactly the form {"base64":"..."} is written in base64 form so that it decodes back
- * to the same bytes. Returns false when fmt is json and the bytes were not JSON. */
+/* Append bytes as a JSON value that ss_kafka_payload_bytes reads back as exactly these
+ * bytes. NULL -> null. auto: the bytes themselves when they are one line of JSON that
+ * stands for itself (not a string, not null, not the {"base64":"..."} form, no
+ * whitespace around it); else a string of them if UTF-8; else {"base64":"..."}. json:
+ * as auto, but returns false when the bytes are not JSON (callers warn). string: a
+ * string if UTF-8, else the base64 form. base64: always the base64 form. */
 bool ss_kafka_put_payload(ss_buf *b, const void *p, size_t len, enum ss_kfmt fmt);
 void ss_kafka_put_int(ss_buf *b, int64_t v);
-/* Append the headers object: {"name":value,...}; a name seen more than once gets an array
- * of its values in order. Values: string if UTF-8, null if NULL, else base64 form. */
+/* Append the headers, exactly: {"name":value,...} when every name is UTF-8 and the
+ * headers of each name are adjacent (a name with several gets an array of their values
+ * in order); else [["name",value],...] in order, a name that is not UTF-8 in base64 form.
+ * Values: a string if UTF-8, null if NULL, else the base64 form. */
 void ss_kafka_put_headers(ss_buf *b, rd_kafka_headers_t *hdrs);
 
 /* The bytes a JSON value stands for (the inverse of ss_kafka_put_payload): a string ->
@@ -78,8 +81,10 @@ void ss_kafka_put_headers(ss_buf *b, rd_kafka_headers_t *hdrs);
  * bytes are p itself or scratch's data. false with *why on a bad base64 form. */
 bool ss_kafka_payload_bytes(const char *p, size_t len, ss_buf *scratch, const char **out,
 			    size_t *outlen, bool *isnull, const char **why);
-/* Headers from a JSON object value (raw, valid): name -> value as above, arrays give
- * repeated headers. Returns NULL for null; false with *why when not an object. */
+/* Headers from a JSON value (raw, valid), either form ss_kafka_put_headers writes: an
+ * object, name -> value (as ss_kafka_payload_bytes reads it; an array gives the name once
+ * per element), or an array of [name, value] pairs (the name a string or base64 form).
+ * NULL for null; false with *why for anything else. */
 bool ss_kafka_headers_from_json(const char *p, size_t len, rd_kafka_headers_t **out,
 				const char **why);
 

@@ -513,7 +513,12 @@ read_input(struct producer *pr)
 	}
 }
 
+/* partitioner: Kafka's Java producer puts a keyed record in toPositive(murmur2(key)) %
+ * partitions; librdkafka's own default hashes with CRC32, so topics it writes are not
+ * co-partitioned with those Java services write. murmur2_random is Java's hash (null keys
+ * are spread as librdkafka does). -X partitioner=... still wins. */
 static const char *const producer_defaults[] = {
+	"partitioner", "murmur2_random",
 	"enable.idempotence", "true",
 	"linger.ms", "5",
 	"batch.num.messages", "10000",

@@ -6,7 +6,9 @@ load kafka
 setup_file() {
 	mock_start --topic plain:1 --topic expr:3 --topic env-src:1 --topic env-dst:1 \
 		--topic trickle:1 --topic dry:1 --topic bad-fail:1 --topic bad-skip:1 --topic bad-dl:1 \
-		--topic term:1 --topic parts:2 --topic raw:1
+		--topic term:1 --topic parts:2 --topic raw:1 \
+		--topic murmur2:2 --topic murmur3:3 --topic murmur7:7 --topic murmur16:16 \
+		--topic crc7:7 --topic crc16:16 --topic textkeys:5
 }
 teardown_file() { mock_stop; }
 
@@ -48,6 +50,38 @@ teardown_file() { mock_stop; }
 	grep -q '^k4||.*|-1$' "$T/b"   # a tombstone: NULL value, length -1
 	ss-consume -b "$B" -e env-dst | jq -c 'del(.topic)' >"$T/c"
 	jq -c 'del(.topic)' "$T/src" | cmp - "$T/c"
+}
+
+@test "keys go to the partition Kafka's Java producer picks (murmur2), for any partition count" {
+	python3 "$ROOT/tests/partition-ref.py" keys >"$T/keys"
+	for n in 2 3 7 16; do
+		run ss-produce -b "$B" --envelope "murmur$n" <"$T/keys"
+		assert_success
+		kcat -C -b "$B" -t "murmur$n" -e -q -f '%p %s\n' >"$T/got$n"
+		run python3 "$ROOT/tests/partition-ref.py" check murmur2 $n <"$T/got$n"
+		assert_success
+	done
+	# text keys from an expression, as most pipelines give them
+	users=()
+	for i in $(seq 0 40); do users+=("user-$i"); done
+	for i in "${!users[@]}"; do echo "{\"user\":\"${users[$i]}\",\"i\":$i}"; done |
+		ss-produce -b "$B" --key .user --value .i textkeys
+	kcat -C -b "$B" -t textkeys -e -q -f '%p %s\n' | sort -k2n >"$T/text"
+	python3 "$ROOT/tests/partition-ref.py" partitions murmur2 5 "${users[@]}" | diff - "$T/text"
+}
+
+@test "-X partitioner=consistent overrides the default: librdkafka's CRC32 partitions" {
+	python3 "$ROOT/tests/partition-ref.py" keys >"$T/keys"
+	for n in 7 16; do
+		run ss-produce -b "$B" --envelope -X partitioner=consistent "crc$n" <"$T/keys"
+		assert_success
+		kcat -C -b "$B" -t "crc$n" -e -q -f '%p %s\n' >"$T/got"
+		run python3 "$ROOT/tests/partition-ref.py" check crc32 $n <"$T/got"
+		assert_success
+		# the two hashes disagree on these keys, so the check above tells them apart
+		run python3 "$ROOT/tests/partition-ref.py" check murmur2 $n <"$T/got"
+		assert_failure
+	done
 }
 
 @test "a trickle is sent as each line is read, not at end of input" {
@@ -104,13 +138,32 @@ teardown_file() { mock_stop; }
 }
 
 @test "a record whose fields cannot be built is bad input: reported with its line" {
-	printf '%s\n' '{"p":0,"h":{"a":"1"}}' '{"p":"x"}' '{"p":0,"h":[1]}' '{"p":0,"v":{"base64":"%%%"}}' '{"p":0}' >"$T/in"
+	printf '%s\n' '{"p":0,"h":{"a":"1"}}' '{"p":"x"}' '{"p":0,"h":[1]}' '{"p":0,"v":{"base64":"%%%"}}' '{"p":0}' \
+		'{"p":0,"h":"a=1"}' '{"p":0,"h":[["a"]]}' '{"p":0,"h":[[1,"x"]]}' '{"p":0,"h":[["a","1"],["b","2"],["a","3"]]}' >"$T/in"
 	run ss-produce -b "$B" --dry-run --partition .p --headers .h --value '.v // .' --on-error skip bad-skip <"$T/in"
 	assert_success
 	assert_line --partial '<stdin>:2: expected an integer (skipped)'
-	assert_line --partial '<stdin>:3: headers must be an object (skipped)'
+	assert_line --partial '<stdin>:3: an array of headers must hold [name, value] pairs (skipped)'
 	assert_line --partial '<stdin>:4: invalid base64'
-	[ "$(echo "$output" | grep -c '^{"topic"')" -eq 2 ]
+	assert_line --partial '<stdin>:6: headers must be an object or an array of [name, value] pairs (skipped)'
+	assert_line --partial '<stdin>:7: an array of headers must hold [name, value] pairs (skipped)'
+	assert_line --partial '<stdin>:8: a header name must be a string or {"base64":...} (skipped)'
+	[ "$(echo "$output" | grep -c '^{"topic"')" -eq 3 ]
+	assert_line --partial '"headers":[["a","1"],["b","2"],["a","3"]]}'
+}
+
+@test "headers: an object when each name's headers are adjacent, else [name, value] pairs in order" {
+	printf '%s\n' '{"value":1,"headers":{"a":["1","2"],"b":null}}' \
+		'{"value":2,"headers":[["a","1"],["a","2"],["b",null]]}' \
+		'{"value":3,"headers":[["a","1"],["b","2"],["a",{"base64":"/w=="}]]}' \
+		'{"value":4,"headers":[[{"base64":"/w=="},"x"]]}' \
+		'{"value":5,"headers":[]}' '{"value":6,"headers":{}}' '{"value":7,"headers":null}' >"$T/in"
+	run ss-produce --dry-run --envelope t <"$T/in"
+	assert_success
+	echo "$output" | jq -c .headers >"$T/h"
+	run cat "$T/h"
+	assert_output "$(printf '%s\n' '{"a":["1","2"],"b":null}' '{"a":["1","2"],"b":null}' \
+		'[["a","1"],["b","2"],["a",{"base64":"/w=="}]]' '[[{"base64":"/w=="},"x"]]' '{}' '{}' '{}')"
 }
 
 @test "--raw sends lines that are not JSON as they are" {

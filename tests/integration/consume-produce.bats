@@ -76,6 +76,47 @@ for i in range(500):
 	done
 }
 
+@test "exact copy: corpus and hand-made keys, values, headers, timestamps and partitions, byte for byte" {
+	a=$(kafka_topic_name a) b=$(kafka_topic_name b)
+	# old timestamps: no retention, or the broker may delete them while the test runs
+	kafka_create_topic "$a" 3 --config retention.ms=-1
+	kafka_create_topic "$b" 3 --config retention.ms=-1
+	python3 "$SS_ROOT/tests/copy-ref.py" gen "$T/in" "$T/expected" "$SS_ROOT"/tests/fuzz/corpus/payload/*
+	ss-produce -b "$BROKERS" --envelope --partition .partition "$a" <"$T/in"
+	ss-consume -b "$BROKERS" -e "$a" | ss-produce -b "$BROKERS" --envelope --partition .partition "$b"
+	kcat -C -b "$BROKERS" -t "$a" -e -q -J | python3 "$SS_ROOT/tests/copy-ref.py" dump >"$T/a"
+	kcat -C -b "$BROKERS" -t "$b" -e -q -J | python3 "$SS_ROOT/tests/copy-ref.py" dump >"$T/b"
+	cmp "$T/expected" "$T/a"
+	cmp "$T/a" "$T/b"
+}
+
+@test "keys land in the partitions Kafka's Java producer picks: ss and Java topics are co-partitioned" {
+	j=$(kafka_topic_name java) s=$(kafka_topic_name ss)
+	kafka_create_topic "$j" 6
+	kafka_create_topic "$s" 6
+	# KEY|I lines: text keys, the empty key, and keys that are JSON text
+	{ for i in $(seq 0 199); do echo "user-$i"; done
+	  printf '%s\n' '' 'é' 's17' 'a b' '{"id":1}' '"quoted"' '42' 'null'
+	} | awk '{ printf "%s|%d\n", $0, NR - 1 }' >"$T/lines"
+	lib=$("$SS_SCRIPTS/kafka-fetch")
+	java -cp "$lib/*" -Dlog4j2.level=ERROR org.apache.kafka.tools.ConsoleProducer \
+		--bootstrap-server "$BROKERS" --topic "$j" \
+		--reader-property parse.key=true --reader-property 'key.separator=|' <"$T/lines" 2>"$T/java.err" ||
+		{ cat "$T/java.err" >&2; false; }
+	# the same keys and values through ss-produce, keys as bytes (a JSON string each)
+	python3 -c '
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    k, i = line.rstrip("\n").rsplit("|", 1)
+    print(json.dumps({"key": k, "value": int(i)}))' "$T/lines" | ss-produce -b "$BROKERS" --envelope "$s"
+	kcat -C -b "$BROKERS" -t "$j" -e -q -f '%p %s\n' | sort -k2n >"$T/java"
+	kcat -C -b "$BROKERS" -t "$s" -e -q -f '%p %s\n' | sort -k2n >"$T/ss"
+	[ "$(wc -l <"$T/java")" -eq 208 ]
+	diff "$T/java" "$T/ss"
+	# the keys are spread: every partition holds some
+	[ "$(cut -d' ' -f1 "$T/ss" | sort -u | wc -l)" -eq 6 ]
+}
+
 @test "--from TIME starts at the first record at or after TIME; -o @TIME too" {
 	t=$(kafka_topic_name)
 	kafka_create_topic "$t" 2
