@@ -61,7 +61,7 @@ pipeline() {
 	run jq -c '[.dependency, .dependent_marker, .offsets]' events.ndjson
 	assert_output '["weather","2023-01-01T12:30:00Z",[{"topic":"activity","partition":0,"offset":2}]]'
 	sleep 1
-	! has lunch results.ndjson
+	hasnt lunch results.ndjson
 	# the weather catches up
 	{ wth 12:00 ⛅; wth 13:00 🌧; wth 14:00 🌞; } | ss-produce -b "$brokers_B" weather
 	wait_until has '"event":"recovery"' events.ndjson
@@ -103,7 +103,7 @@ pipeline() {
 	# the new pipeline resumes after shopping, and waits
 	pipeline --offsets-from st.db
 	sleep 1
-	! has lunch results.ndjson
+	hasnt lunch results.ndjson
 	{ wth 12:00 ⛅; wth 13:00 🌧; wth 14:00 🌞; } | ss-produce -b "$brokers_B" weather
 	wait_until has '"event":"recovery"' events.ndjson
 	# only the seek back brings shopping to the new pipeline, and corrects it
@@ -128,7 +128,7 @@ pipeline() {
 	run jq -c '[.dependency, .dependent_marker, .dependency_marker]' events.ndjson
 	assert_output '["weather","2023-01-01T11:30:00Z","2023-01-01T10:00:00Z"]'
 	sleep 1
-	! has shopping results.ndjson
+	hasnt shopping results.ndjson
 	{ wth 12:00 ⛅; wth 13:00 🌧; } | ss-produce -b "$brokers_B" --partition 3 weather
 	wait_until has '"event":"recovery"' events.ndjson
 	wait_until has '"shopping"' results.ndjson
