@@ -3,6 +3,10 @@
 
     check.py OUT...       prints, per file, "PAIRS DIGEST" (order-independent)
     check.py --diff A B   prints up to 5 pairs found in one file and not the other
+    check.py --expect ACTIVITY WEATHER
+                          prints "PAIRS DIGEST" of the right answer, computed here by
+                          brute force: each activity with its station's latest weather
+                          at or before it, over the whole weather file, in any order
 
 Every peer writes the join in its own natural shape: ss-asof's {"left":L,"right":R}
 (L and R may be Kafka envelopes with the record in .value), or a flat row
@@ -52,13 +56,44 @@ def pairs(path):
                 yield pair(json.loads(line))
 
 
+def pair_hash(p):
+    return int.from_bytes(hashlib.blake2b(repr(p).encode(), digest_size=8).digest(), "little")
+
+
 def digest(path):
     n, total = 0, 0
     for p in pairs(path):
-        h = hashlib.blake2b(repr(p).encode(), digest_size=8).digest()
-        total = (total + int.from_bytes(h, "little")) % (1 << 64)
+        total = (total + pair_hash(p)) % (1 << 64)
         n += 1
     return n, "%016x" % total
+
+
+def expect(activity, weather):
+    """The backward as-of join by station, from sorted lists: the reference when no
+    ss-asof run on the same files is there to compare with."""
+    from bisect import bisect_right
+    hist = {}
+    for w in records(weather):
+        hist.setdefault(w["station"], []).append((epoch(w["timestamp"]), w["value"]))
+    times = {}
+    for s, h in hist.items():
+        h.sort()
+        times[s] = [t for t, _ in h]
+    n, total = 0, 0
+    for a in records(activity):
+        s, t = a["station"], epoch(a["timestamp"])
+        i = bisect_right(times.get(s, ()), t)
+        wt, wv = hist[s][i - 1] if i else (None, None)
+        total = (total + pair_hash((s, t, a["value"], wt, wv))) % (1 << 64)
+        n += 1
+    return n, "%016x" % total
+
+
+def records(path):
+    with open(path, "rb") as f:
+        for line in f:
+            if line.strip():
+                yield json.loads(line)
 
 
 def diff(a, b):
@@ -76,6 +111,9 @@ def diff(a, b):
 def main():
     if sys.argv[1:2] == ["--diff"]:
         diff(sys.argv[2], sys.argv[3])
+        return
+    if sys.argv[1:2] == ["--expect"]:
+        print(*expect(sys.argv[2], sys.argv[3]))
         return
     for path in sys.argv[1:]:
         n, d = digest(path)

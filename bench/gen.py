@@ -2,7 +2,7 @@
 """Generate the seed's weather and activity streams as NDJSON for the benchmarks.
 
     gen.py N OUTDIR [--stations 100] [--late FRACTION] [--late-span SECONDS]
-                    [--ts epoch|rfc3339] [--seed S]
+                    [--shuffle-left] [--ts epoch|rfc3339] [--seed S]
 
 writes OUTDIR/weather.ndjson (right side) and OUTDIR/activity.ndjson (left side),
 N records each, shaped like the seed's messages plus a station:
@@ -17,8 +17,13 @@ cannot make two fair engines disagree.
 
 --late F moves a fraction F of the weather records later in the file, by up to
 --late-span seconds of event time (default 1800): out-of-order right records that a join
-with a grace of at least that span must still apply. Times stay epoch seconds (numbers)
-by default, which every peer reads natively; --ts rfc3339 writes "2023-01-01T10:00:00Z".
+with a grace of at least that span must still apply.
+
+--shuffle-left writes the activity records in random order (a fixed permutation drawn
+from the seed): the same lines as without it, the weather file unchanged.
+
+Times stay epoch seconds (numbers) by default, which every peer reads natively;
+--ts rfc3339 writes "2023-01-01T10:00:00Z".
 """
 import argparse
 import heapq
@@ -75,6 +80,7 @@ def main():
     p.add_argument("--stations", type=int, default=100)
     p.add_argument("--late", type=float, default=0.0)
     p.add_argument("--late-span", type=int, default=1800)
+    p.add_argument("--shuffle-left", action="store_true")
     p.add_argument("--ts", choices=["epoch", "rfc3339"], default="epoch")
     p.add_argument("--seed", type=int, default=6)
     a = p.parse_args()
@@ -88,8 +94,13 @@ def main():
         lines = (line for _, line in w)
     with open(os.path.join(a.outdir, "weather.ndjson"), "w") as f:
         f.writelines(lines)
+    left = activity_lines(a.n, a.stations, a.ts, rnd)
+    if a.shuffle_left:
+        # a separate generator again: the shuffled file is a permutation of the in-order one
+        left = list(left)
+        random.Random(a.seed + 2).shuffle(left)
     with open(os.path.join(a.outdir, "activity.ndjson"), "w") as f:
-        f.writelines(activity_lines(a.n, a.stations, a.ts, rnd))
+        f.writelines(left)
 
 
 if __name__ == "__main__":

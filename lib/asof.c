@@ -59,6 +59,19 @@ spill_limit(void)
 	return n > 0 ? (size_t)n : (size_t)64 << 20;
 }
 
+/* Memory a right record in the history takes: its bytes, its entry, malloc's header. */
+#define HIST_COST(len) ((len) + sizeof(struct asof_right) + 16)
+
+/* Bytes of right history kept in memory before the oldest of it goes to disk. */
+static size_t
+history_limit(void)
+{
+	const char *env = getenv("SS_ASOF_HISTORY_BYTES");
+	long long n = env ? atoll(env) : 0;
+
+	return n > 0 ? (size_t)n : (size_t)64 << 20;
+}
+
 static void release_final(ss_asof *j);
 
 /* The counters of the whole run, and the records still held. */
@@ -105,14 +118,20 @@ join_alloc(const struct ss_asof_opts *opts, ss_writer *out)
 	j->partition = -1;
 	j->started = ss_time_mono();
 	j->spill_limit = spill_limit();
+	j->hist_limit = history_limit();
 	return j;
 }
+
+static void history_loaded(ss_asof *j);
 
 static void
 state_open(ss_asof *j)
 {
 	j->st = j->spill = asof_state_open(j->o.state);
 	asof_state_load(j->st, j);
+	history_loaded(j);
+	if (j->rseq > 0)
+		asof_top(j)->had_history = true;
 	asof_outbox_resend(j);
 	asof_wm_update(j);
 	release_final(j);
@@ -511,31 +530,178 @@ asof_pick(const ss_asof *j, int64_t t, const struct asof_right *b, const struct 
 	return b ? b : f;
 }
 
+/* ---- right history: in memory, its oldest part on disk past the memory bound ---- */
+
+/* Where evicted history goes: the state file, or a private temporary one. */
+static struct asof_state *
+history_store(ss_asof *j)
+{
+	if (j->spill == NULL)
+		j->spill = asof_state_open("");
+	return j->spill;
+}
+
+/* The latest record of k at or before t (strict: before), wherever it is. */
 static const struct asof_right *
-best_match(const ss_asof *j, const struct asof_key *k, int64_t t)
+hist_backward(ss_asof *j, const struct asof_key *k, int64_t t, bool strict)
+{
+	const struct asof_right *r = asof_hist_backward(k, t, strict);
+
+	if (r != NULL || !k->on_disk)
+		return r; /* what is on disk is older than anything in memory */
+	return asof_state_right_near(history_store(j), k, strict ? t - 1 : t, true, &j->near[0]) ? &j->near[0] : NULL;
+}
+
+/* The earliest record of k at or after t (strict: after), wherever it is. */
+static const struct asof_right *
+hist_forward(ss_asof *j, const struct asof_key *k, int64_t t, bool strict)
+{
+	const struct asof_right *r = asof_hist_forward(k, t, strict);
+
+	if (!k->on_disk || (r != NULL && r != &k->hist[0]))
+		return r;
+	if (!asof_state_right_near(history_store(j), k, strict ? t + 1 : t, false, &j->near[1]))
+		return r;
+	return r == NULL || j->near[1].t < r->t ? &j->near[1] : r;
+}
+
+static int
+cmp_time(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median time of the history in memory (a sample of it, when large). */
+static int64_t
+history_median(const ss_asof *j)
+{
+	enum { SAMPLE = 65536 };
+	size_t n = 0, total = 0, step;
+	int64_t *v = ss_xmalloc(SAMPLE * sizeof *v);
+
+	for (size_t i = 0; i < j->keys.cap; i++)
+		if (j->keys.slot[i] != NULL)
+			total += j->keys.slot[i]->n;
+	step = total / SAMPLE + 1;
+	for (size_t i = 0, seen = 0; i < j->keys.cap; i++) {
+		const struct asof_key *k = j->keys.slot[i];
+		for (size_t r = 0; k != NULL && r < k->n; r++, seen++)
+			if (seen % step == 0 && n < SAMPLE)
+				v[n++] = k->hist[r].t;
+	}
+	qsort(v, n, sizeof *v, cmp_time);
+	int64_t m = n ? v[n / 2] : INT64_MIN;
+	free(v);
+	return m;
+}
+
+/* Key k's records older than cutoff, but its newest such one, go to disk. */
+static size_t
+evict_key(ss_asof *j, struct asof_key *k, int64_t cutoff)
+{
+	size_t drop = 0, bytes = 0;
+
+	while (drop + 1 < k->n && k->hist[drop + 1].t < cutoff)
+		drop++;
+	for (size_t i = 0; i < drop; i++) {
+		if (j->st == NULL) /* the state file has every record already */
+			asof_state_right_put(history_store(j), k, &k->hist[i]);
+		bytes += HIST_COST(k->hist[i].len);
+		free(k->hist[i].raw);
+	}
+	if (drop > 0) {
+		memmove(k->hist, k->hist + drop, (k->n - drop) * sizeof *k->hist);
+		k->n -= drop;
+		k->on_disk = true;
+	}
+	return bytes;
+}
+
+/* Over the memory bound: the older half of the history goes to disk (the default keeps
+ * all of it, for the exact answer to a left record late by any amount). */
+static void
+evict(ss_asof *j)
+{
+	int64_t cutoff = history_median(j);
+	size_t freed = 0;
+
+	for (size_t i = 0; i < j->keys.cap; i++)
+		if (j->keys.slot[i] != NULL)
+			freed += evict_key(j, j->keys.slot[i], cutoff);
+	j->hist_bytes = freed < j->hist_bytes ? j->hist_bytes - freed : 0;
+}
+
+/* A right record into the history; NULL when one of the same key and time ranks higher. */
+static const struct asof_right *
+history_put(ss_asof *j, struct asof_key *k, const struct asof_in *in, uint64_t seq)
+{
+	if (k->on_disk && k->n > 0 && in->t < k->hist[0].t) {
+		/* among the evicted: it goes where they are */
+		struct asof_right r = {.t = in->t, .seq = seq, .len = (uint32_t)in->len, .raw = (char *)in->raw};
+		asof_state_right_put(history_store(j), k, &r);
+		if (!asof_state_right_near(history_store(j), k, in->t, true, &j->near[0]) || j->near[0].seq != seq)
+			return NULL;
+		return &j->near[0];
+	}
+	char *raw = ss_xmalloc(in->len ? in->len : 1);
+	memcpy(raw, in->raw, in->len);
+	const struct asof_right *r = asof_hist_put(k, in->t, seq, raw, in->len);
+	if (r == NULL)
+		return NULL;
+	if (j->st)
+		asof_state_right_put(j->st, k, r);
+	j->hist_bytes += HIST_COST(in->len);
+	return r;
+}
+
+/* After a record went into the history: keep memory bounded. */
+static void
+history_bound(ss_asof *j)
+{
+	if (j->hist_bytes > j->hist_limit && j->o.retain < 0 && !j->batch)
+		evict(j);
+}
+
+/* The history a state file gave back counts against the memory bound too. */
+static void
+history_loaded(ss_asof *j)
+{
+	j->hist_bytes = 0;
+	for (size_t i = 0; i < j->keys.cap; i++) {
+		const struct asof_key *k = j->keys.slot[i];
+		for (size_t r = 0; k != NULL && r < k->n; r++)
+			j->hist_bytes += HIST_COST(k->hist[r].len);
+	}
+	history_bound(j);
+}
+
+static const struct asof_right *
+best_match(ss_asof *j, const struct asof_key *k, int64_t t)
 {
 	const struct asof_right *b = NULL, *f = NULL;
 
 	if (j->o.direction != SS_ASOF_FORWARD)
-		b = asof_hist_backward(k, t, j->o.strict);
+		b = hist_backward(j, k, t, j->o.strict);
 	if (j->o.direction != SS_ASOF_BACKWARD)
-		f = asof_hist_forward(k, t, j->o.strict);
+		f = hist_forward(j, k, t, j->o.strict);
 	return asof_pick(j, t, b, f);
 }
 
 /* The latest right event time that could still change the match of a left record at t
  * in key k: once the watermark is past it, the answer is final. */
 static int64_t
-release_point(const ss_asof *j, const struct asof_key *k, int64_t t)
+release_point(ss_asof *j, const struct asof_key *k, int64_t t)
 {
 	if (j->o.direction == SS_ASOF_BACKWARD)
 		return j->o.strict ? t - 1 : t;
 	int64_t p = j->o.tolerance < 0 ? INT64_MAX : sat_add(t, j->o.tolerance);
-	const struct asof_right *f = asof_hist_forward(k, t, j->o.strict);
+	const struct asof_right *f = hist_forward(j, k, t, j->o.strict);
 	if (f)
 		p = min64(p, f->t);
 	if (j->o.direction == SS_ASOF_NEAREST) {
-		const struct asof_right *b = asof_hist_backward(k, t, j->o.strict);
+		const struct asof_right *b = hist_backward(j, k, t, j->o.strict);
 		if (b)
 			p = min64(p, sat_add(t, t - b->t));
 	}
@@ -982,20 +1148,16 @@ static void
 correct_late(ss_asof *j, const struct asof_in *in)
 {
 	struct asof_key *k = asof_key_get(&j->keys, in->key.data, in->key.len);
-	char *raw = ss_xmalloc(in->len ? in->len : 1);
 
-	memcpy(raw, in->raw, in->len);
-	const struct asof_right *r = asof_hist_put(k, in->t, right_seq(j, in), raw, in->len);
-	if (r == NULL)
+	if (history_put(j, k, in, right_seq(j, in)) == NULL)
 		return;
-	if (j->st)
-		asof_state_right_put(j->st, k, r);
-	int64_t t = r->t;
 	if (k->held)
-		right_changed(j, k, t);
-	const struct asof_right *prev = asof_hist_backward(k, t, true), *next = asof_hist_forward(k, t, true);
-	asof_state_closed_each(closed_store(j), j, k, prev ? prev->t : INT64_MIN, next ? next->t : INT64_MAX,
-			       revise_closed);
+		right_changed(j, k, in->t);
+	const struct asof_right *prev = hist_backward(j, k, in->t, true);
+	int64_t lo = prev ? prev->t : INT64_MIN;
+	const struct asof_right *next = hist_forward(j, k, in->t, true);
+	asof_state_closed_each(closed_store(j), j, k, lo, next ? next->t : INT64_MAX, revise_closed);
+	history_bound(j);
 }
 
 /* A right record's identity, and its rank among records of the same key and time (the
@@ -1032,15 +1194,11 @@ asof_right(ss_asof *j, const struct asof_in *in)
 			correct_late(j, in);
 	} else {
 		struct asof_key *k = asof_key_get(&j->keys, in->key.data, in->key.len);
-		char *raw = ss_xmalloc(in->len ? in->len : 1);
-		memcpy(raw, in->raw, in->len);
-		const struct asof_right *r = asof_hist_put(k, in->t, right_seq(j, in), raw, in->len);
-		if (r != NULL) {
-			if (j->st)
-				asof_state_right_put(j->st, k, r);
+		if (history_put(j, k, in, right_seq(j, in)) != NULL) {
 			if (k->held && (j->o.direction != SS_ASOF_BACKWARD || j->o.emit == SS_ASOF_REVISE))
 				right_changed(j, k, in->t);
 			prune(j, k);
+			history_bound(j);
 		}
 	}
 	if (keep)
@@ -1245,6 +1403,8 @@ ss_asof_free(ss_asof *j)
 	ss_reader_free(j->lrd);
 	ss_reader_free(j->rrd);
 	asof_index_free(j->index);
+	free(j->near[0].raw);
+	free(j->near[1].raw);
 	free(j->heap.v);
 	free(j->outbox.v);
 	ss_acks_close(j->acks);

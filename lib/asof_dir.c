@@ -173,6 +173,7 @@ asof_dir_resend(ss_asof *top)
 		if (strcmp(name, e->d_name) != 0)
 			continue; /* its -wal, its -shm */
 		struct asof_slot *s = slot_get(d, p);
+		top->had_history = true; /* an earlier run's right records may be there */
 		if (s->j != NULL || !asof_state_keeps_results(s->path) || (s->lock = lock_slot(top, s, false)) < 0)
 			continue;
 		s->j = asof_join_new(top, s->path, s->partition);

@@ -36,6 +36,8 @@ struct asof_key {
 	struct asof_right *hist; /* sorted by t, unique t */
 	size_t n, cap;
 	bool pruned; /* older history was dropped: lookups before hist[0] are unknown */
+	bool on_disk; /* older history is in the store only (evicted): every record older
+			 than hist[0] (asof.c evict) */
 	struct asof_held *held;  /* this key's held/open left records */
 };
 
@@ -135,8 +137,9 @@ struct ss_asof {
 	size_t feed_parts; /* right partitions the writer listed when last synced */
 	bool blind_told;   /* said that the right partitions cannot be known */
 	unsigned told;     /* top: the ASOF_MARK_* said on stderr already */
-	bool right_empty;  /* top: the right input ended without a record */
-	int left_failed;   /* top: the left input's writer failed with this exit status */
+	bool right_empty;  /* top: the right input ended without a record, and none came before */
+	bool had_history;  /* top: the state holds right records of an earlier run */
+	int left_failed;   /* top: the left input's writer failed with this exit status (-1: killed) */
 	int64_t idle_next; /* monotonic time the next partition turns idle */
 	int64_t started;   /* monotonic start time: unseen partitions are waited for --idle */
 	int64_t lw;       /* the left time history is kept for: the slowest left partition's */
@@ -160,6 +163,8 @@ struct ss_asof {
 	struct asof_state *st;    /* --state, or NULL */
 	struct asof_state *spill; /* where held records overflow: st, or a temporary file */
 	size_t held_bytes, spill_limit;
+	size_t hist_bytes, hist_limit; /* right history in memory, and its bound */
+	struct asof_right near[2];     /* history read back from the store (asof.c) */
 	uint64_t spilled;         /* held records on disk, not in memory */
 	int64_t spill_min_t;
 	struct asof_counters n; /* for the summary */
@@ -307,6 +312,10 @@ void asof_state_load(struct asof_state *st, ss_asof *j);
 bool asof_state_seen(struct asof_state *st, const struct ss_envelope *env);
 void asof_state_applied(struct asof_state *st, const struct ss_envelope *env);
 void asof_state_right_put(struct asof_state *st, const struct asof_key *k, const struct asof_right *r);
+/* Key k's stored record latest at or before t (before), or earliest at or after t, into
+ * out (its raw replaced: out owns it); false if none. */
+bool asof_state_right_near(struct asof_state *st, const struct asof_key *k, int64_t t, bool before,
+			   struct asof_right *out);
 void asof_state_right_del(struct asof_state *st, const struct asof_key *k, const struct asof_right *r);
 /* Key k's history has been pruned (kept across restarts: expired() needs it). */
 void asof_state_pruned(struct asof_state *st, const struct asof_key *k);

@@ -5,7 +5,9 @@
  * The index holds 24 bytes per right record: its key's number, its time and where its
  * line is in the file; records are sorted by (key, time, position in the file), so the
  * later record of a key and time wins a tie. The raw lines are not copied: a match is
- * spliced from a read-only mapping of the file. Keys are numbered through a hash table
+ * spliced from a read-only mapping of the file (its pages are the page cache's: they
+ * count in the resident size as they are read, and go under memory pressure; letting
+ * them go on purpose makes random lookups fault them in again, at 5x the time). Keys are numbered through a hash table
  * that compares the encoded key bytes, so a hash collision can never join two keys. */
 #include <errno.h>
 #include <stdlib.h>
@@ -59,12 +61,7 @@ struct asof_index {
 	ss_buf keybytes;
 	const char *map; /* the file, mapped */
 	size_t maplen;
-	size_t touched; /* bytes of the mapping read since its pages were last let go */
 };
-
-/* Past this many bytes of the mapping read, its pages are let go (they stay in the page
- * cache), so that a large right file does not count against the process's memory. */
-#define MAP_RESIDENT (64u << 20)
 
 static uint32_t
 key_number(struct asof_index *ix, const char *enc, size_t len)
@@ -91,7 +88,7 @@ key_number(struct asof_index *ix, const char *enc, size_t len)
 	size_t s = h & (ix->slotcap - 1);
 	for (; ix->slot[s].id != 0; s = (s + 1) & (ix->slotcap - 1)) {
 		const struct ix_key *k = &ix->slot[s];
-		if (k->hash == h && k->enclen == len && memcmp(ix->keybytes.data + k->enc, enc, len) == 0)
+		if (k->hash == h && k->enclen == len && (len == 0 || memcmp(ix->keybytes.data + k->enc, enc, len) == 0))
 			return k->id - 1;
 	}
 	ix->slot[s] = (struct ix_key){.hash = h, .id = (uint32_t)++ix->nkeys, .enclen = (uint32_t)len,
@@ -109,7 +106,7 @@ find_key(const struct asof_index *ix, const char *enc, size_t len)
 	uint64_t h = ss_hash_bytes(enc, len);
 	for (size_t s = h & (ix->slotcap - 1); ix->slot[s].id != 0; s = (s + 1) & (ix->slotcap - 1)) {
 		const struct ix_key *k = &ix->slot[s];
-		if (k->hash == h && k->enclen == len && memcmp(ix->keybytes.data + k->enc, enc, len) == 0)
+		if (k->hash == h && k->enclen == len && (len == 0 || memcmp(ix->keybytes.data + k->enc, enc, len) == 0))
 			return k->id - 1;
 	}
 	return -1;
@@ -278,10 +275,6 @@ record_line(struct asof_index *ix, size_t i, struct asof_right *out)
 		if (len > 0 && ix->map[off + len - 1] == '\r')
 			len--;
 	}
-	if (ix->maplen > 2 * MAP_RESIDENT && (ix->touched += len + 4096) > MAP_RESIDENT) {
-		madvise((void *)ix->map, ix->maplen, MADV_DONTNEED);
-		ix->touched = 0;
-	}
 	*out = (struct asof_right){.t = ix->tv[i], .len = (uint32_t)len, .raw = (char *)ix->map + off};
 }
 
@@ -335,6 +328,8 @@ group_after(const struct asof_index *ix, const struct ix_group *g, int64_t t, bo
 void
 asof_index_prefetch(struct asof_index *ix, ss_asof *j, const struct asof_in *in, size_t n)
 {
+	if (n == 0)
+		return;
 	const struct ix_group *g[n];
 	size_t at[n];
 

@@ -1,7 +1,10 @@
-/* Feeding the join: two regular files are merged in event-time order (memory stays
- * independent of their length); anything else is read as data arrives, with poll(),
- * never blocking on one side while the other has data. One input carrying both sides
- * is read in its own order. */
+/* Feeding the join. A right input that is a regular file is complete, so it is read
+ * before any left record is answered: without a state, indexed whole (asof_index.c),
+ * or, when both files are in event-time order, merged with the left in constant memory;
+ * with a state, applied whole first. Streams are read as data arrives, with poll(),
+ * never blocking on one side while the other has data, and what their writers tell
+ * beside them (lib/feed.h) is taken in. One input carrying both sides is read in its
+ * own order, or, a file, right records first. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -64,6 +67,19 @@ next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in)
 }
 
 /* The end of the right input: with nothing in it, no left record may be answered. */
+/* With --state-dir: the partitions the right input's writer read to their end have
+ * their held records finished, also those of partitions with no record in this run. */
+static void
+finish_ended_partitions(ss_asof *j)
+{
+	size_t n;
+	const struct ss_feed_part *fp = ss_feed_parts(j->rfeed, &n);
+
+	for (size_t i = 0; j->dir && i < n; i++)
+		if (fp[i].state == SS_FEED_ENDED && (j->o.right_topic == NULL || strcmp(fp[i].topic, j->o.right_topic) == 0))
+			asof_dir_ended(j, fp[i].partition);
+}
+
 static void
 right_ended(ss_asof *j)
 {
@@ -71,9 +87,10 @@ right_ended(ss_asof *j)
 	size_t held;
 
 	asof_totals(j, &c, &held);
-	j->right_empty = c.right == 0 && c.replayed == 0 && c.late == 0;
+	j->right_empty = c.right == 0 && c.replayed == 0 && c.late == 0 && !j->had_history;
 	if (held > 0)
 		asof_check_right_empty(j);
+	finish_ended_partitions(j);
 	asof_right_end(j);
 }
 
@@ -321,7 +338,7 @@ left_ended(ss_asof *j)
 	j->left_eof = true;
 	ss_feed_refresh(j->lfeed, true);
 	if (ss_feed_state(j->lfeed, &status) == SS_FEED_FAILED)
-		j->left_failed = status ? status : SS_EXIT_TEMPFAIL;
+		j->left_failed = status ? status : -1;
 }
 
 /* A parsed record to its side of the join. */
@@ -445,11 +462,14 @@ ss_asof_run(ss_asof *j, const char *left, const char *right)
 	ss_reader_free(l);
 	ss_reader_free(r);
 	j->lrd = j->rrd = NULL;
-	if (j->left_failed) {
-		ss_diag_warn("%s: its writer failed (exit %d): the results are those of the records it wrote",
-			     left, j->left_failed);
+	if (j->left_failed < 0)
+		ss_diag_warn("%s: its writer was killed before it finished: the results are those of the "
+			     "records it wrote; run again to resume", left);
+	else if (j->left_failed > 0)
+		ss_diag_warn("%s: its writer failed (exit %d): the results are those of the records it wrote; "
+			     "run again to resume", left, j->left_failed);
+	if (j->left_failed)
 		return SS_EXIT_TEMPFAIL;
-	}
 	return SS_EXIT_OK;
 }
 
@@ -477,6 +497,47 @@ drain_one(ss_asof *j, ss_reader *rd)
 	return true;
 }
 
+/* One input that is a file is complete, as two are: its right records first (nothing
+ * in it is late), then its left ones, each answered at once and exactly. Every line is
+ * validated (and reported) once, in the first pass, which marks the left ones. */
+static void
+run_one_file(ss_asof *j, ss_reader *rd)
+{
+	const char *line;
+	size_t len;
+	bool left;
+	uint8_t *is_left = NULL;
+	size_t cap = 0;
+
+	j->right_whole = true;
+	while (ss_reader_next(rd, &line, &len) == 1) {
+		stop_if_signalled();
+		uint64_t n = ss_reader_lineno(rd);
+		if (n / 8 >= cap) {
+			size_t ncap = cap ? 2 * cap : 4096;
+			is_left = ss_xrealloc(is_left, ncap);
+			memset(is_left + cap, 0, ncap - cap);
+			cap = ncap;
+		}
+		if (!asof_parse_one(j, line, len, n, &left))
+			continue;
+		if (left)
+			is_left[n / 8] |= (uint8_t)(1u << (n % 8));
+		else
+			asof_right(j, &j->rin);
+	}
+	right_ended(j);
+	ss_reader_rewind(rd);
+	while (ss_reader_next(rd, &line, &len) == 1) {
+		stop_if_signalled();
+		uint64_t n = ss_reader_lineno(rd);
+		if (n / 8 < cap && is_left[n / 8] & (1u << (n % 8)) && asof_parse_one(j, line, len, n, &left))
+			apply(j, true);
+	}
+	free(is_left);
+	j->left_eof = true;
+}
+
 int
 ss_asof_run_one(ss_asof *j, const char *input)
 {
@@ -487,6 +548,8 @@ ss_asof_run_one(ss_asof *j, const char *input)
 	j->rfeed = ss_feed_find(ss_reader_fd(rd)); /* it tells of both topics */
 
 	j->lname = j->rname = ss_reader_name(rd);
+	if (regular(rd))
+		run_one_file(j, rd);
 	while (!asof_done(j)) {
 		stop_if_signalled();
 		bool more = drain_one(j, rd);

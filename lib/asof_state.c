@@ -10,13 +10,17 @@
 #include "store.h"
 
 enum stmt {
-	RIGHT_PUT, RIGHT_DEL, HELD_PUT, HELD_DEL, META_PUT, REV_GET, REV_PUT, UNSPILL_P, UNSPILL_SINCE,
+	RIGHT_PUT, RIGHT_BEFORE, RIGHT_AFTER, RIGHT_DEL, HELD_PUT, HELD_DEL, META_PUT, REV_GET, REV_PUT, UNSPILL_P, UNSPILL_SINCE,
 	SPILL_MIN, PART_PUT, LPART_PUT, PRUNED_PUT, OUTBOX_PUT, OUTBOX_TRIM, CLOSED_PUT, CLOSED_RANGE,
 	CLOSED_PRUNE, STMT_N
 };
 
 static const char *const stmt_sql[STMT_N] = {
-	[RIGHT_PUT] = "INSERT OR REPLACE INTO asof_right(key, t, seq, rec) VALUES (?1, ?2, ?3, ?4)",
+	/* of two records with the same key and time the one that ranks higher stays */
+	[RIGHT_PUT] = "INSERT INTO asof_right(key, t, seq, rec) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(key, t)"
+		      " DO UPDATE SET seq = excluded.seq, rec = excluded.rec WHERE excluded.seq >= asof_right.seq",
+	[RIGHT_BEFORE] = "SELECT t, seq, rec FROM asof_right WHERE key = ?1 AND t <= ?2 ORDER BY t DESC LIMIT 1",
+	[RIGHT_AFTER] = "SELECT t, seq, rec FROM asof_right WHERE key = ?1 AND t >= ?2 ORDER BY t LIMIT 1",
 	[RIGHT_DEL] = "DELETE FROM asof_right WHERE key = ?1 AND t = ?2",
 	[HELD_PUT] = "INSERT OR REPLACE INTO asof_held(id, key, t, p, match, revision, line, rec, spilled, since)"
 		     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -149,6 +153,27 @@ asof_state_right_put(struct asof_state *s, const struct asof_key *k, const struc
 	sqlite3_bind_int64(st, 3, (int64_t)r->seq);
 	sqlite3_bind_text(st, 4, r->raw, (int)r->len, SQLITE_STATIC);
 	write_step(s, st);
+}
+
+bool
+asof_state_right_near(struct asof_state *s, const struct asof_key *k, int64_t t, bool before,
+		      struct asof_right *out)
+{
+	sqlite3_stmt *st = stmt(s, before ? RIGHT_BEFORE : RIGHT_AFTER);
+	bool found = false;
+
+	sqlite3_bind_blob(st, 1, k->enc, (int)k->enclen, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, t);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		size_t len = (size_t)sqlite3_column_bytes(st, 2);
+		free(out->raw);
+		*out = (struct asof_right){.t = sqlite3_column_int64(st, 0), .seq = (uint64_t)sqlite3_column_int64(st, 1),
+					   .len = (uint32_t)len, .raw = ss_xmalloc(len + 1)};
+		memcpy(out->raw, sqlite3_column_text(st, 2), len);
+		found = true;
+	}
+	sqlite3_reset(st);
+	return found;
 }
 
 void

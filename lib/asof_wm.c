@@ -105,10 +105,12 @@ feed_says(const struct asof_part *p, enum ss_feed_pstate state)
 	return p->feed == (int)state && p->offset >= p->feed_last;
 }
 
+/* Has the partition ended, its last record read? (One revoked from the writer has not:
+ * its records go on, to another member of the group, which this join does not see.) */
 static bool
 part_done(const struct asof_part *p)
 {
-	return feed_says(p, SS_FEED_ENDED) || feed_says(p, SS_FEED_REVOKED);
+	return feed_says(p, SS_FEED_ENDED);
 }
 
 /* A partition silent for --idle that cannot hold much back: caught up with its log as

@@ -28,6 +28,8 @@ ss_buf_reset(ss_buf *b)
 void
 ss_buf_add(ss_buf *b, const void *p, size_t n)
 {
+	if (n == 0)
+		return; /* p may be NULL then (an empty key) */
 	reserve(b, n);
 	memcpy(b->data + b->len, p, n);
 	b->len += n;

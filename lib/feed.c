@@ -243,7 +243,7 @@ ss_feed_find(int fd)
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
 	f->started = time(NULL);
-	f->read_at = INT64_MIN;
+	f->read_at = ss_time_mono() - READ_EVERY_NS; /* the first look is not held back */
 	return f;
 }
 
@@ -358,8 +358,10 @@ ss_feed_state(const ss_feed_in *f, int *status)
 {
 	if (f == NULL || !f->known)
 		return SS_FEED_RUNNING;
-	if (f->state == SS_FEED_RUNNING && kill((pid_t)f->pid, 0) != 0 && errno == ESRCH) {
-		*status = 0; /* killed: it could not say */
+	if (f->state == SS_FEED_RUNNING) {
+		/* a writer says how it ended before its end closes the pipe: one that did not
+		 * was killed (it may not even be reaped yet: no use asking the kernel) */
+		*status = 0;
 		return SS_FEED_FAILED;
 	}
 	*status = f->status;

@@ -68,7 +68,9 @@ bool ss_feed_refresh(ss_feed_in *f, bool now);
 bool ss_feed_known(const ss_feed_in *f);
 /* The partitions as last read: valid until the next refresh. */
 const struct ss_feed_part *ss_feed_parts(const ss_feed_in *f, size_t *n);
-/* How the writer ended (after the end of the input); *status for SS_FEED_FAILED. */
+/* How the writer ended, asked after the end of its input (refresh first): finished,
+ * or failed with *status (0: killed, it could not say); SS_FEED_RUNNING when the
+ * writer is not known. */
 enum ss_feed_state ss_feed_state(const ss_feed_in *f, int *status);
 /* Forget the feed; with consumed, the input was read to its end: remove the file. */
 void ss_feed_close(ss_feed_in *f, bool consumed);

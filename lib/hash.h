@@ -28,7 +28,8 @@ ss_hash_bytes(const void *data, size_t n)
 		h = ss_hash_mix(h ^ w, 0xe7037ed1a0b428dbULL);
 	}
 	w = 0;
-	memcpy(&w, p, n);
+	if (n > 0) /* the empty key may have no bytes at all (NULL) */
+		memcpy(&w, p, n);
 	return ss_hash_mix(h ^ w ^ 0x8ebc6af09c88c6e3ULL, 0x589965cc75374cc3ULL);
 }
 #endif

@@ -47,11 +47,16 @@ opts=(--on .t --by .k)
 	# the left arrives over time, so that it is committed while the run goes on
 	ss-asof "${opts[@]}" --emit revise --state-dir "$T/d" <(trickle "$T/left" 400) "$T/right" >"$T/out1" 2>/dev/null &
 	pid=$!
-	for _ in $(seq 1500); do [ "$(wc -l <"$T/out1")" -ge 20000 ] && break; sleep 0.02; done
+	# killed once some left records are committed (not by a count of lines: under a
+	# sanitizer the trickle outruns the join, which then commits only every 10000)
+	for _ in $(seq 1500); do
+		[ "$(sqlite3 "$T/d/partition-0.db" "SELECT count(*) FROM ss_offsets WHERE topic = 'act'" 2>/dev/null)" = 1 ] && break
+		sleep 0.02
+	done
 	kill -9 "$pid"
 	wait "$pid" || true
 	n1=$(wc -l <"$T/out1")
-	[ "$n1" -ge 20000 ] && [ "$n1" -lt "$(wc -l <"$T/clean")" ]
+	[ "$n1" -lt "$(wc -l <"$T/clean")" ]
 	after "$T/left" "$T/left2" "$T"/d/partition-*.db
 	after "$T/right" "$T/right2" "$T"/d/partition-*.db
 	[ -s "$T/left2" ] && [ "$(wc -l <"$T/left2")" -lt 80000 ]

@@ -40,6 +40,20 @@ times() { jq -r .timestamp "$1"; }
 	[ "$late" -gt 500 ] && [ "$bad" -eq 0 ]
 }
 
+@test "gen.py --shuffle-left: the in-order activity lines in another, fixed order; weather unchanged" {
+	gen 5000 "$T/in"
+	gen 5000 "$T/s1" --shuffle-left
+	gen 5000 "$T/s2" --shuffle-left
+	cmp "$T/in/weather.ndjson" "$T/s1/weather.ndjson"
+	cmp "$T/s1/activity.ndjson" "$T/s2/activity.ndjson"
+	diff <(sort "$T/in/activity.ndjson") <(sort "$T/s1/activity.ndjson")
+	! cmp -s "$T/in/activity.ndjson" "$T/s1/activity.ndjson"
+	# far from sorted: most neighbours are out of time order somewhere
+	run awk '{ t = $0; sub(/.*"timestamp":/, "", t); sub(/,.*/, "", t); t += 0
+		if (NR > 1 && t < prev) down++; prev = t } END { print down + 0 }' "$T/s1/activity.ndjson"
+	[ "$output" -gt 2000 ]
+}
+
 @test "gen.py --ts rfc3339 writes the seed's time strings" {
 	gen 10 "$T/d" --ts rfc3339
 	run jq -r .timestamp "$T/d/weather.ndjson"
@@ -83,10 +97,34 @@ times() { jq -r .timestamp "$1"; }
 	assert_output --partial "('s1', 5, 'b', 2, 'x')"
 }
 
-@test "bench/run --list names the runs and groups --only accepts" {
+@test "check.py --expect: the brute-force answer's digest, in any left order, equals a right output's" {
+	gen 3000 "$T/in"
+	gen 3000 "$T/s" --shuffle-left
+	# the right answer, written by jq in ss-asof's shape: the latest weather of the station
+	# at or before each activity
+	jq -c -n --slurpfile w "$T/in/weather.ndjson" '
+		($w | group_by(.station) | map({key: .[0].station, value: sort_by(.timestamp)})
+		    | from_entries) as $h
+		| inputs | . as $a
+		| {left: $a, right: ([($h[$a.station] // [])[] | select(.timestamp <= $a.timestamp)] | last)}' \
+		"$T/in/activity.ndjson" >"$T/want"
+	want=$(check "$T/want")
+	[ "$(check --expect "$T/in/activity.ndjson" "$T/in/weather.ndjson")" = "$want" ]
+	[ "$(check --expect "$T/s/activity.ndjson" "$T/s/weather.ndjson")" = "$want" ]
+	# one activity matched with another weather changes it
+	n=$(grep -n '"right":{' "$T/want" | head -1 | cut -d: -f1)
+	jq -c --argjson n "$n" 'if input_line_number == $n then .right.timestamp -= 2 else . end' \
+		"$T/want" >"$T/wrong"
+	[ "$(wc -l <"$T/wrong")" -eq 3000 ] && ! cmp -s "$T/want" "$T/wrong"
+	[ "$(check "$T/wrong")" != "$want" ]
+}
+
+@test "bench/run --list names the runs, groups and variants --only accepts" {
 	run "$ROOT/bench/run" --list
 	assert_success
 	assert_output --partial "groups: join kafka-join kafka-io cache"
+	assert_output --partial "variants: inorder late shuffled partitioned"
+	assert_output --partial "ss-asof (6 partitions)"
 	assert_output --partial "slipstream-async"
 	assert_output --partial "quix-streams"
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Create a single-partition topic and load an NDJSON file into it (setup, untimed).
+"""Create a topic and load an NDJSON file into it (setup, untimed).
 
-    kafka_load.py BROKERS TOPIC [FILE]
+    kafka_load.py [--partitions N] BROKERS TOPIC [FILE]
 
 Each line becomes one message: key = the record's station, value = the line as is, Kafka
 timestamp = the record's event time (epoch seconds -> ms), so a consumer that orders by
@@ -9,6 +9,11 @@ Kafka timestamp (Quix Streams across topics) sees event-time order. Those times 
 2023, so the topic keeps its data forever (retention.ms=-1): with the default retention
 the broker would delete the segments as soon as they roll. Without FILE the topic is only
 created (for output topics, whose records inherit the 2023 times).
+
+--partitions N (default 1) creates N partitions; the producer's default partitioner puts
+each record by its key, the station, so two topics loaded with the same N are
+co-partitioned (a station's weather and activity share a partition number), and each
+partition keeps the file's order of its stations' records.
 """
 import json
 import sys
@@ -16,14 +21,19 @@ import sys
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-brokers, topic = sys.argv[1:3]
+args = sys.argv[1:]
+partitions = 1
+if args[:1] == ["--partitions"]:
+    partitions = int(args[1])
+    args = args[2:]
+brokers, topic = args[:2]
 admin = AdminClient({"bootstrap.servers": brokers})
-new = NewTopic(topic, 1, 1, config={"retention.ms": "-1"})
+new = NewTopic(topic, partitions, 1, config={"retention.ms": "-1"})
 for f in admin.create_topics([new]).values():
     f.result()
-if len(sys.argv) < 4:
+if len(args) < 3:
     sys.exit(0)
-path = sys.argv[3]
+path = args[2]
 p = Producer({"bootstrap.servers": brokers, "linger.ms": 20, "enable.idempotence": True})
 n = 0
 with open(path, "rb") as f:
