@@ -662,7 +662,7 @@ dep_find(ss_checkpoint_pulse *p, const char *name)
 static const char sql_dep_heartbeat[] = "SELECT d.name, d.marker, d.since, d.down,"
     " (SELECT min(p.marker) FROM ss_checkpoint_dependency_partition p"
     " WHERE p.checkpoint = d.checkpoint AND p.name = d.name AND (p.state = 0 OR"
-    " (coalesce(p.state, 1) = 1 AND p.seen + p.idle > ?2))),"
+    " (coalesce(p.state, 1) IN (1, 3) AND p.seen + p.idle > ?2))),"
     " d.threshold, coalesce(d.waiting, 0) FROM ss_checkpoint_dependency d"
     " WHERE d.checkpoint = ?1 ORDER BY d.name";
 static const char sql_dep_heartbeat_v2[] = "SELECT d.name, d.marker, d.since, d.down,"
@@ -1168,10 +1168,10 @@ ss_checkpoint_pulse_close(ss_checkpoint_pulse *p)
 static jv
 part_state_jv(sqlite3_stmt *st, int col)
 {
-	static const char *const names[] = { "reading", "caught-up", "done" };
+	static const char *const names[] = { "reading", "caught-up", "done", "revoked" };
 	int state = column_state(st, col);
 
-	return state >= 0 && state <= 2 ? jv_string(names[state]) : jv_null();
+	return state >= 0 && state <= 3 ? jv_string(names[state]) : jv_null();
 }
 
 /* The markers of a stream's partitions: [{"topic","partition","marker","seen","idle",
@@ -1212,7 +1212,8 @@ parts_sql(char *buf, size_t size, const char *table, bool states, const char *wh
 {
 	snprintf(buf, size, "SELECT topic, partition, marker, seen, %s FROM %s WHERE"
 	    " checkpoint = ?1 AND %s ORDER BY topic, partition", states ?
-	    "coalesce(state, 1) = 1 AND seen + idle <= ?3, state" : "seen + idle <= ?3, NULL",
+	    "coalesce(state, 1) IN (1, 3) AND seen + idle <= ?3, state" :
+	    "seen + idle <= ?3, NULL",
 	    table, where);
 }
 

@@ -17,8 +17,8 @@
  *   ss_checkpoint_dependency_partition(checkpoint, name, topic, partition, marker, seen,
  *     idle, state): per partition of a dependency whose records carry an envelope, its
  *     max event time, the wall-clock time of its last record, the heartbeat's --idle,
- *     and its state (checkpoint_parts.h: 0 reading, 1 caught up, 2 done, NULL heard
- *     from without a writer that tells).
+ *     and its state (checkpoint_parts.h: 0 reading, 1 caught up, 2 done, 3 revoked,
+ *     NULL heard from without a writer that tells).
  *   ss_checkpoint_offset(checkpoint, topic, partition, offset, saved, marker, seen, idle,
  *     state) per partition of the dependent stream: the last offset pulse passed, the
  *     offset remembered at downtime, and as for a dependency's partitions.

@@ -111,8 +111,10 @@ ckpart_state(const struct ckparts *s, const struct ckpart *p)
 		return CKPART_HEARD;
 	if (p->feed < 0) /* heard from, but not in the list (yet); or not read by this writer */
 		return p->pos >= 0 ? CKPART_HEARD : CKPART_DONE;
-	if (p->feed == SS_FEED_ENDED || p->feed == SS_FEED_REVOKED)
+	if (p->feed == SS_FEED_ENDED)
 		return read_last ? CKPART_DONE : CKPART_READING;
+	if (p->feed == SS_FEED_REVOKED && read_last)
+		return CKPART_REVOKED;
 	if (p->feed == SS_FEED_CAUGHT_UP && read_last)
 		return CKPART_CAUGHT_UP;
 	return CKPART_READING;
@@ -126,7 +128,7 @@ holds(const struct ckparts *s, const struct ckpart *p, int64_t now)
 		return false;
 	case CKPART_READING:
 		return true;
-	default:
+	default: /* heard, caught up, revoked */
 		return now - p->seen < s->idle;
 	}
 }

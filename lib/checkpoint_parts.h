@@ -9,11 +9,15 @@
  * (lib/feed.h: ss-consume says which partitions it reads, which ended, which caught up
  * with their log), or from a regular file read beforehand. With a writer that tells, a
  * partition of the stream:
- *   - done: the writer says it ended (or was revoked) and its last record was read, or
- *     the writer does not read it (one known from the state file only): holds nothing;
+ *   - done: the writer says it ended and its last record was read, or the writer does
+ *     not read it (one known from the state file only): holds nothing;
  *   - caught up: the writer says it caught up with its log and its last record was
  *     read: holds the marker until silent for --idle (wall clock), then not until it
  *     speaks again;
+ *   - revoked: the writer says a rebalance took it away and its last record was read:
+ *     the same (a rebalance that gives it back must not move the marker, one that gave
+ *     it to another member for good must not stall it; ss-asof's right watermark, which
+ *     cannot answer without it, waits for it instead);
  *   - reading: anything else; holds the marker, at its newest event time, or, without
  *     one (nothing from it yet), holds it entirely: the marker is unknown.
  * The marker is the lowest newest time over the partitions that hold it, and the largest
@@ -37,6 +41,7 @@ enum ckpart_state {
 	CKPART_READING = 0,   /* holds */
 	CKPART_CAUGHT_UP = 1, /* holds until silent for --idle */
 	CKPART_DONE = 2,      /* holds nothing */
+	CKPART_REVOKED = 3,   /* holds until silent for --idle */
 };
 #define CKPART_UNWRITTEN (-2) /* no state written yet */
 
