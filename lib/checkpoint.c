@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "checkpoint_parts.h"
 #include "diag.h"
 #include "sstime.h"
 
@@ -115,12 +116,17 @@ static const char schema_sql[] =
     " partition INTEGER NOT NULL, marker INTEGER NOT NULL, seen INTEGER NOT NULL,"
     " idle INTEGER NOT NULL, PRIMARY KEY(checkpoint, name, topic, partition));";
 
-/* Columns added after the first version: a state file written by it gains them when a
- * heartbeat or pulse opens it (status reads either). */
+/* Columns added after the first version: a state file written by an earlier one gains
+ * them when a heartbeat or pulse opens it (status reads any). The state of a partition
+ * (checkpoint_parts.h) and the partitions a heartbeat waits for came with the writers
+ * that tell their partitions (lib/feed.h); NULL in them reads as before. */
 static const struct { const char *table, *column, *type; } added_columns[] = {
 	{ "ss_checkpoint_offset", "marker", "INTEGER" },
 	{ "ss_checkpoint_offset", "seen", "INTEGER" },
 	{ "ss_checkpoint_offset", "idle", "INTEGER" },
+	{ "ss_checkpoint_offset", "state", "INTEGER" },
+	{ "ss_checkpoint_dependency_partition", "state", "INTEGER" },
+	{ "ss_checkpoint_dependency", "waiting", "INTEGER" },
 };
 
 static noreturn void
@@ -329,98 +335,7 @@ static const char sql_offsets_saved[] = "SELECT topic, partition, saved FROM"
 static const char sql_seeks[] = "SELECT topic, partition, offset FROM"
     " ss_seek_request WHERE checkpoint = ?1 ORDER BY topic, partition";
 
-/* ---- partitions seen, kept in memory between commits ---- */
-
-/* When a partition was last heard from, read for every record: a few ms of precision
- * are plenty for --idle, and the coarse clock costs a fraction of the exact one. */
-static int64_t
-mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* A topic-partition of a stream whose records carry an envelope: its last offset, and
- * its own marker, because partitions arrive interleaved at their own speeds. */
-struct slot {
-	struct ss_envelope env;
-	int64_t marker; /* max event time */
-	int64_t seen;   /* monotonic time of its last record (or of the restart) */
-	bool has_marker, dirty;
-};
-
-struct slots {
-	struct slot *v;
-	size_t n, cap, last;
-	bool dirty;
-};
-
-static bool
-slot_is(const struct slot *s, const struct ss_envelope *env)
-{
-	return s->env.partition == env->partition && strcmp(s->env.topic, env->topic) == 0;
-}
-
-static struct slot *
-slots_get(struct slots *s, const struct ss_envelope *env)
-{
-	size_t i = s->last;
-
-	/* records mostly come in runs from one partition: try the last one first */
-	if (i >= s->n || !slot_is(&s->v[i], env)) {
-		for (i = 0; i < s->n && !slot_is(&s->v[i], env); i++)
-			;
-		if (i == s->n) {
-			if (s->n == s->cap) {
-				s->cap = s->cap ? 2 * s->cap : 8;
-				s->v = ss_xrealloc(s->v, s->cap * sizeof *s->v);
-			}
-			memset(&s->v[s->n], 0, sizeof *s->v);
-			s->v[s->n++].env = *env;
-		}
-	}
-	s->last = i;
-	return &s->v[i];
-}
-
-static void
-slots_note(struct slots *s, const struct ss_envelope *env, int64_t ts, int64_t now)
-{
-	struct slot *sl = slots_get(s, env);
-
-	sl->env.offset = env->offset;
-	if (!sl->has_marker || ts > sl->marker) {
-		sl->marker = ts;
-		sl->has_marker = true;
-	}
-	sl->seen = now;
-	sl->dirty = s->dirty = true;
-}
-
-/* The marker of a partitioned stream: the minimum over the partitions heard from
- * within idle ns, so a fast partition does not speak for the slow ones; top (the max
- * over all records) when none is (records without envelope, or every partition idle:
- * then none holds the others back). */
-static int64_t
-slots_low(const struct slots *s, int64_t now, int64_t idle, int64_t top)
-{
-	int64_t lo = top;
-	bool live = false;
-	size_t i;
-
-	for (i = 0; i < s->n; i++) {
-		const struct slot *sl = &s->v[i];
-
-		if (!sl->has_marker || now - sl->seen >= idle)
-			continue;
-		if (!live || sl->marker < lo)
-			lo = sl->marker;
-		live = true;
-	}
-	return lo;
-}
+/* ---- partitions, kept in memory between commits (checkpoint_parts.h) ---- */
 
 static void
 bind_named(sqlite3_stmt *st, const char *name, int64_t v)
@@ -431,44 +346,67 @@ bind_named(sqlite3_stmt *st, const char *name, int64_t v)
 		sqlite3_bind_int64(st, i, v);
 }
 
-/* Binds whichever of :topic :partition :offset :marker :seen the statement has; seen
- * as wall-clock time, for other processes and for people. */
+/* Binds whichever of :topic :partition :offset :marker :seen :state the statement has;
+ * seen as wall-clock time, for other processes and for people; marker and state NULL
+ * for none and for a partition heard from without a writer that tells. */
 static void
-slot_bind(sqlite3_stmt *st, const struct slot *sl, int64_t mono, int64_t wall)
+part_bind(sqlite3_stmt *st, const struct ckpart *p, int state, int64_t mono, int64_t wall)
 {
-	sqlite3_bind_text(st, sqlite3_bind_parameter_index(st, ":topic"), sl->env.topic, -1,
+	int i = sqlite3_bind_parameter_index(st, ":state");
+
+	sqlite3_bind_text(st, sqlite3_bind_parameter_index(st, ":topic"), p->env.topic, -1,
 	    SQLITE_STATIC);
-	bind_named(st, ":partition", sl->env.partition);
-	bind_named(st, ":offset", sl->env.offset);
-	bind_named(st, ":marker", sl->marker);
-	bind_named(st, ":seen", (wall - (mono - sl->seen)) / 1000000 * 1000000);
+	bind_named(st, ":partition", p->env.partition);
+	bind_named(st, ":offset", p->env.offset);
+	bind_named(st, ":seen", (wall - (mono - p->seen)) / 1000000 * 1000000);
+	if (p->has_marker)
+		bind_named(st, ":marker", p->marker);
+	else if (sqlite3_bind_parameter_index(st, ":marker"))
+		sqlite3_bind_null(st, sqlite3_bind_parameter_index(st, ":marker"));
+	if (i && state == CKPART_HEARD)
+		sqlite3_bind_null(st, i);
+	else if (i)
+		sqlite3_bind_int(st, i, state);
 }
 
-/* ss_offsets always; parts (the partition rows of heartbeat or pulse) when not NULL. */
+/* The dirty partitions: ss_offsets for those with a record since the last write, and
+ * their rows (rows): heartbeat's need a marker, pulse's an offset. */
 static void
-slots_write(struct slots *s, sqlite3_stmt *offsets, sqlite3_stmt *parts)
+parts_write(struct ckparts *s, sqlite3_stmt *offsets, sqlite3_stmt *rows, bool need_marker)
 {
 	int64_t mono, wall;
 	size_t i;
 
 	if (!s->dirty)
 		return;
-	mono = mono_now();
+	mono = ckparts_now();
 	wall = ss_time_now();
 	for (i = 0; i < s->n; i++) {
-		struct slot *sl = &s->v[i];
+		struct ckpart *p = &s->v[i];
+		int state = ckpart_state(s, p);
 
-		if (!sl->dirty)
+		if (!p->dirty)
 			continue;
-		slot_bind(offsets, sl, mono, wall);
-		db_done(offsets);
-		if (parts) {
-			slot_bind(parts, sl, mono, wall);
-			db_done(parts);
+		if (p->moved) {
+			part_bind(offsets, p, state, mono, wall);
+			db_done(offsets);
 		}
-		sl->dirty = false;
+		if (need_marker ? p->has_marker : p->env.offset >= 0) {
+			part_bind(rows, p, state, mono, wall);
+			db_done(rows);
+		}
+		p->written = state; /* a partition with no row yet gets one with its first record */
+		p->dirty = p->moved = false;
 	}
 	s->dirty = false;
+}
+
+/* A state column as read back: NULL is a partition heard from (no writer that told). */
+static int
+column_state(sqlite3_stmt *st, int col)
+{
+	return sqlite3_column_type(st, col) == SQLITE_NULL ? CKPART_HEARD :
+	    sqlite3_column_int(st, col);
 }
 
 static const char sql_ss_offsets[] = "INSERT OR REPLACE INTO ss_offsets(topic, partition,"
@@ -478,11 +416,13 @@ static const char sql_ss_offsets[] = "INSERT OR REPLACE INTO ss_offsets(topic, p
 
 struct ss_checkpoint_hb {
 	sqlite3 *db;
-	sqlite3_stmt *beat, *offsets, *parts;
+	sqlite3_stmt *beat, *offsets, *parts, *waiting;
 	char *checkpoint, *dependency;
 	int64_t marker;
 	bool have, dirty;
-	struct slots slots;
+	bool synced;         /* told at least once what the input's writer says */
+	int waiting_written; /* -1 before the first write */
+	struct ckparts ps;
 };
 
 static void
@@ -506,9 +446,59 @@ hb_touch(ss_checkpoint_hb *h)
 	sqlite3_finalize(st);
 }
 
+/* The partitions of earlier runs, with their markers: one that this run's writer lists
+ * holds the heartbeat at its marker until it delivers more, one it does not list is
+ * done (see checkpoint_parts.h). */
+static void
+hb_load(ss_checkpoint_hb *h)
+{
+	sqlite3_stmt *st = db_prep(h->db, "SELECT topic, partition, marker, state FROM"
+	    " ss_checkpoint_dependency_partition WHERE checkpoint = ?1 AND name = ?2");
+	int rc;
+
+	text_bind(st, 1, h->checkpoint);
+	text_bind(st, 2, h->dependency);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct ckpart *p = ckparts_get(&h->ps, (const char *)sqlite3_column_text(st, 0),
+		    sqlite3_column_int(st, 1));
+
+		p->marker = sqlite3_column_int64(st, 2);
+		p->has_marker = true;
+		p->written = column_state(st, 3);
+	}
+	if (rc != SQLITE_DONE)
+		db_fail(h->db, "read partitions");
+	sqlite3_finalize(st);
+}
+
+static void
+hb_prepare(ss_checkpoint_hb *h, int64_t idle)
+{
+	/* max of both, ignoring a NULL: a heartbeat never goes back in time */
+	h->beat = db_prep(h->db, "INSERT INTO ss_checkpoint_dependency(checkpoint, name, marker)"
+	    " VALUES(?1, ?2, ?3) ON CONFLICT(checkpoint, name) DO UPDATE SET marker ="
+	    " max(coalesce(marker, excluded.marker), coalesce(excluded.marker, marker))");
+	h->waiting = db_prep(h->db, "UPDATE ss_checkpoint_dependency SET waiting = ?3"
+	    " WHERE checkpoint = ?1 AND name = ?2");
+	h->offsets = db_prep(h->db, sql_ss_offsets);
+	/* a partition's marker never goes back either */
+	h->parts = db_prep(h->db, "INSERT INTO ss_checkpoint_dependency_partition(checkpoint,"
+	    " name, topic, partition, marker, seen, idle, state) VALUES(:checkpoint, :name,"
+	    " :topic, :partition, :marker, :seen, :idle, :state) ON CONFLICT(checkpoint, name,"
+	    " topic, partition) DO UPDATE SET marker = max(marker, excluded.marker),"
+	    " seen = excluded.seen, idle = excluded.idle, state = excluded.state");
+	text_bind(h->beat, 1, h->checkpoint);
+	text_bind(h->beat, 2, h->dependency);
+	text_bind(h->waiting, 1, h->checkpoint);
+	text_bind(h->waiting, 2, h->dependency);
+	named_text(h->parts, ":checkpoint", h->checkpoint);
+	named_text(h->parts, ":name", h->dependency);
+	bind_named(h->parts, ":idle", idle);
+}
+
 ss_checkpoint_hb *
 ss_checkpoint_hb_open(const char *db_path, const char *checkpoint, const char *dependency,
-    int64_t idle)
+    const struct ss_checkpoint_parts *parts)
 {
 	ss_checkpoint_hb *h = ss_xmalloc(sizeof *h);
 
@@ -516,28 +506,23 @@ ss_checkpoint_hb_open(const char *db_path, const char *checkpoint, const char *d
 	h->db = db_open(db_path, false);
 	h->checkpoint = ss_xstrdup(checkpoint);
 	h->dependency = ss_xstrdup(dependency);
-	/* max of both, ignoring a NULL: a heartbeat never goes back in time */
-	h->beat = db_prep(h->db, "INSERT INTO ss_checkpoint_dependency(checkpoint, name, marker)"
-	    " VALUES(?1, ?2, ?3) ON CONFLICT(checkpoint, name) DO UPDATE SET marker ="
-	    " max(coalesce(marker, excluded.marker), coalesce(excluded.marker, marker))");
-	h->offsets = db_prep(h->db, sql_ss_offsets);
-	/* a partition's marker never goes back either */
-	h->parts = db_prep(h->db, "INSERT INTO ss_checkpoint_dependency_partition(checkpoint,"
-	    " name, topic, partition, marker, seen, idle) VALUES(:checkpoint, :name, :topic,"
-	    " :partition, :marker, :seen, :idle) ON CONFLICT(checkpoint, name, topic, partition)"
-	    " DO UPDATE SET marker = max(marker, excluded.marker), seen = excluded.seen,"
-	    " idle = excluded.idle");
-	text_bind(h->beat, 1, h->checkpoint);
-	text_bind(h->beat, 2, h->dependency);
-	named_text(h->parts, ":checkpoint", h->checkpoint);
-	named_text(h->parts, ":name", h->dependency);
-	bind_named(h->parts, ":idle", idle);
+	h->waiting_written = -1;
+	ckparts_init(&h->ps, parts->idle, parts->expect);
+	hb_prepare(h, parts->idle);
 	/* the row exists from the start, so status lists the dependency at once */
 	db_begin(h->db);
 	db_done(h->beat);
 	hb_touch(h);
+	hb_load(h);
 	db_commit(h->db);
 	return h;
+}
+
+void
+ss_checkpoint_hb_parts(ss_checkpoint_hb *h, const struct ss_feed_part *parts, size_t n)
+{
+	ckparts_feed(&h->ps, parts, n);
+	h->synced = true;
 }
 
 void
@@ -548,22 +533,44 @@ ss_checkpoint_hb_beat(ss_checkpoint_hb *h, int64_t ts, const struct ss_envelope 
 		h->have = h->dirty = true;
 	}
 	if (env)
-		slots_note(&h->slots, env, ts, mono_now());
+		ckparts_note(&h->ps, env, ts, ckparts_now());
+}
+
+/* How many partitions the heartbeat waits for (the pulse makes no decision on it
+ * meanwhile); it changes with time too, so every commit looks. Nothing is said of the
+ * rows until the writer was heard from: a restart alone changes nothing. */
+static bool
+hb_restate(ss_checkpoint_hb *h, int *waiting)
+{
+	if (!h->synced) {
+		*waiting = h->waiting_written;
+		return h->ps.dirty;
+	}
+	*waiting = ckparts_waiting(&h->ps, ckparts_now());
+	return ckparts_restate(&h->ps) || *waiting != h->waiting_written;
 }
 
 void
 ss_checkpoint_hb_commit(ss_checkpoint_hb *h)
 {
-	if (!h->dirty && !h->slots.dirty)
+	int waiting;
+	bool parts = hb_restate(h, &waiting);
+
+	if (!h->dirty && !parts)
 		return;
 	db_begin(h->db);
 	if (h->dirty) {
 		sqlite3_bind_int64(h->beat, 3, h->marker);
 		db_done(h->beat);
 	}
-	slots_write(&h->slots, h->offsets, h->parts);
+	if (waiting != h->waiting_written) {
+		sqlite3_bind_int(h->waiting, 3, waiting);
+		db_done(h->waiting);
+	}
+	parts_write(&h->ps, h->offsets, h->parts, true);
 	db_commit(h->db);
 	h->dirty = false;
+	h->waiting_written = waiting;
 }
 
 void
@@ -571,10 +578,11 @@ ss_checkpoint_hb_close(ss_checkpoint_hb *h)
 {
 	ss_checkpoint_hb_commit(h);
 	sqlite3_finalize(h->beat);
+	sqlite3_finalize(h->waiting);
 	sqlite3_finalize(h->offsets);
 	sqlite3_finalize(h->parts);
 	sqlite3_close(h->db);
-	free(h->slots.v);
+	ckparts_free(&h->ps);
 	free(h->checkpoint);
 	free(h->dependency);
 	free(h);
@@ -588,6 +596,7 @@ struct pdep {
 	int64_t marker; /* its heartbeat, when heard */
 	int64_t since;  /* the dependent marker when first counted, when counted */
 	bool heard, counted, since_dirty, down;
+	bool waiting;   /* its heartbeat waits for partitions: no decision on it */
 };
 
 struct ss_checkpoint_pulse {
@@ -595,14 +604,13 @@ struct ss_checkpoint_pulse {
 	char *checkpoint;
 	struct pdep *deps;
 	int ndeps;
-	int64_t marker;   /* the dependent marker: see slots_low */
-	int64_t top;      /* the max event time of all records */
-	int64_t idle;     /* ns after which a silent partition stops holding marker back */
-	int64_t started;  /* monotonic */
-	int expect;       /* partitions to hear from before a downtime, or 0 */
+	int64_t marker;   /* the dependent marker (checkpoint_parts.h), when have_marker */
+	int64_t top;      /* the max event time of all records, when have_top */
+	int64_t first;    /* the lowest event time read in this run, when have_first */
 	int64_t down_marker, episode_start;
-	bool have_marker, marker_dirty, paused, starting, ready;
-	struct slots slots;
+	bool have_marker, have_top, have_first, marker_dirty, paused, starting;
+	bool synced;      /* told at least once what the input's writer says */
+	struct ckparts ps;
 	ss_checkpoint_event_fn *on_event;
 	void *arg;
 	sqlite3_stmt *st_marker, *st_since, *st_ckoff, *st_offsets, *st_heartbeats;
@@ -619,7 +627,7 @@ dep_heartbeat(const struct pdep *d)
 static bool
 dep_late(const ss_checkpoint_pulse *p, const struct pdep *d)
 {
-	return p->have_marker && (d->heard || d->counted) &&
+	return p->have_marker && !d->waiting && (d->heard || d->counted) &&
 	    p->marker - dep_heartbeat(d) > d->threshold;
 }
 
@@ -645,16 +653,24 @@ dep_find(ss_checkpoint_pulse *p, const char *name)
 	return NULL;
 }
 
-/* A dependency's heartbeat: the minimum over its partitions heard from within their
- * heartbeat's --idle, else (no envelopes, or every partition idle) its max. Columns
- * 1 and 4 of st; status shares it. */
+/* A dependency's heartbeat, of the partition rows its heartbeat wrote (see
+ * checkpoint_parts.h): the lowest marker of those that hold it (column 4), else its
+ * largest event time (column 1); unknown while it waits for partitions (column 6).
+ * Status shares it, also on the files of earlier versions: without the state and
+ * waiting columns (a partition holds while heard from within --idle), or without
+ * partitions at all. */
 static const char sql_dep_heartbeat[] = "SELECT d.name, d.marker, d.since, d.down,"
     " (SELECT min(p.marker) FROM ss_checkpoint_dependency_partition p"
+    " WHERE p.checkpoint = d.checkpoint AND p.name = d.name AND (p.state = 0 OR"
+    " (coalesce(p.state, 1) IN (1, 3) AND p.seen + p.idle > ?2))),"
+    " d.threshold, coalesce(d.waiting, 0) FROM ss_checkpoint_dependency d"
+    " WHERE d.checkpoint = ?1 ORDER BY d.name";
+static const char sql_dep_heartbeat_v2[] = "SELECT d.name, d.marker, d.since, d.down,"
+    " (SELECT min(p.marker) FROM ss_checkpoint_dependency_partition p"
     " WHERE p.checkpoint = d.checkpoint AND p.name = d.name AND p.seen + p.idle > ?2),"
-    " d.threshold FROM ss_checkpoint_dependency d WHERE d.checkpoint = ?1 ORDER BY d.name";
-/* status on a state file from before partitions */
+    " d.threshold, 0 FROM ss_checkpoint_dependency d WHERE d.checkpoint = ?1 ORDER BY d.name";
 static const char sql_dep_heartbeat_v1[] = "SELECT d.name, d.marker, d.since, d.down,"
-    " NULL, d.threshold FROM ss_checkpoint_dependency d WHERE d.checkpoint = ?1"
+    " NULL, d.threshold, 0 FROM ss_checkpoint_dependency d WHERE d.checkpoint = ?1"
     " ORDER BY d.name";
 
 static int
@@ -682,6 +698,7 @@ deps_read(ss_checkpoint_pulse *p, bool load)
 			d->marker = sqlite3_column_int64(st, col);
 			d->heard = true;
 		}
+		d->waiting = sqlite3_column_int(st, 6) > 0;
 		if (load && sqlite3_column_type(st, 2) != SQLITE_NULL) {
 			d->since = sqlite3_column_int64(st, 2);
 			d->counted = true;
@@ -858,34 +875,31 @@ episode_end(ss_checkpoint_pulse *p)
 static void
 parts_load(ss_checkpoint_pulse *p)
 {
-	sqlite3_stmt *st = db_prep(p->db, "SELECT topic, partition, offset, marker FROM"
+	sqlite3_stmt *st = db_prep(p->db, "SELECT topic, partition, offset, marker, state FROM"
 	    " ss_checkpoint_offset WHERE checkpoint = ?1");
-	int64_t now = mono_now();
-	struct ss_envelope env;
 	int rc;
 
 	text_bind(st, 1, p->checkpoint);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct slot *sl;
+		struct ckpart *pt = ckparts_get(&p->ps, (const char *)sqlite3_column_text(st, 0),
+		    sqlite3_column_int(st, 1));
 
-		snprintf(env.topic, sizeof env.topic, "%s", sqlite3_column_text(st, 0));
-		env.partition = sqlite3_column_int(st, 1);
-		env.offset = sqlite3_column_int64(st, 2);
-		sl = slots_get(&p->slots, &env);
-		sl->seen = now;
+		pt->env.offset = sqlite3_column_int64(st, 2);
+		pt->written = column_state(st, 4);
 		if (sqlite3_column_type(st, 3) == SQLITE_NULL)
 			continue;
-		sl->marker = sqlite3_column_int64(st, 3);
-		sl->has_marker = true;
-		if (!p->have_marker || sl->marker > p->top)
-			p->top = sl->marker;
-		p->have_marker = true;
+		pt->marker = sqlite3_column_int64(st, 3);
+		pt->has_marker = true;
+		if (!p->have_top || pt->marker > p->top)
+			p->top = pt->marker;
+		p->have_top = true;
 	}
 	if (rc != SQLITE_DONE)
 		db_fail(p->db, "read partitions");
 	sqlite3_finalize(st);
-	if (p->have_marker)
-		p->marker = slots_low(&p->slots, now, p->idle, p->top);
+	if (p->ps.n > 0)
+		p->have_marker = ckparts_low(&p->ps, ckparts_now(), p->have_top ? &p->top : NULL,
+		    &p->marker);
 }
 
 static void
@@ -896,7 +910,7 @@ pulse_load(ss_checkpoint_pulse *p)
 
 	text_bind(st, 1, p->checkpoint);
 	if (sqlite3_step(st) == SQLITE_ROW) {
-		p->have_marker = sqlite3_column_type(st, 0) != SQLITE_NULL;
+		p->have_marker = p->have_top = sqlite3_column_type(st, 0) != SQLITE_NULL;
 		p->marker = p->top = sqlite3_column_int64(st, 0);
 		p->paused = sqlite3_column_type(st, 1) != SQLITE_NULL;
 		p->down_marker = sqlite3_column_int64(st, 1);
@@ -938,15 +952,12 @@ ss_checkpoint_pulse_open(const char *db_path, const char *checkpoint,
     ss_checkpoint_event_fn *on_event, void *arg)
 {
 	ss_checkpoint_pulse *p = ss_xmalloc(sizeof *p);
-	int64_t idle = parts->idle;
 	int i;
 
 	memset(p, 0, sizeof *p);
 	p->db = db_open(db_path, false);
 	p->checkpoint = ss_xstrdup(checkpoint);
-	p->idle = idle;
-	p->expect = parts->expect;
-	p->started = mono_now();
+	ckparts_init(&p->ps, parts->idle, parts->expect);
 	p->deps = ss_xmalloc(ndeps * sizeof *p->deps);
 	memset(p->deps, 0, ndeps * sizeof *p->deps);
 	for (i = 0; i < ndeps; i++) {
@@ -960,16 +971,17 @@ ss_checkpoint_pulse_open(const char *db_path, const char *checkpoint,
 	p->st_since = db_prep(p->db, "UPDATE ss_checkpoint_dependency SET since = ?3"
 	    " WHERE checkpoint = ?1 AND name = ?2 AND since IS NULL");
 	p->st_ckoff = db_prep(p->db, "INSERT INTO ss_checkpoint_offset(checkpoint, topic,"
-	    " partition, offset, marker, seen, idle) VALUES(:checkpoint, :topic, :partition,"
-	    " :offset, :marker, :seen, :idle) ON CONFLICT(checkpoint, topic, partition)"
-	    " DO UPDATE SET offset = excluded.offset, marker = excluded.marker,"
-	    " seen = excluded.seen, idle = excluded.idle");
+	    " partition, offset, marker, seen, idle, state) VALUES(:checkpoint, :topic,"
+	    " :partition, :offset, :marker, :seen, :idle, :state) ON CONFLICT(checkpoint, topic,"
+	    " partition) DO UPDATE SET offset = excluded.offset, marker = coalesce("
+	    "excluded.marker, marker), seen = excluded.seen, idle = excluded.idle,"
+	    " state = excluded.state");
 	p->st_offsets = db_prep(p->db, sql_ss_offsets);
 	p->st_heartbeats = db_prep(p->db, sql_dep_heartbeat);
 	text_bind(p->st_marker, 1, p->checkpoint);
 	text_bind(p->st_since, 1, p->checkpoint);
 	named_text(p->st_ckoff, ":checkpoint", p->checkpoint);
-	bind_named(p->st_ckoff, ":idle", idle);
+	bind_named(p->st_ckoff, ":idle", parts->idle);
 	text_bind(p->st_heartbeats, 1, p->checkpoint);
 	pulse_register(p);
 	pulse_load(p);
@@ -977,59 +989,52 @@ ss_checkpoint_pulse_open(const char *db_path, const char *checkpoint,
 	return p;
 }
 
-/* A record passed: its time moves top and its partition; then the dependent marker. */
+/* The dependent marker of what was read (checkpoint_parts.h); unknown while a
+ * partition that holds it has delivered nothing. */
 static void
-marker_advance(ss_checkpoint_pulse *p, int64_t ts, const struct ss_envelope *env)
+marker_update(ss_checkpoint_pulse *p)
 {
-	int64_t now, m;
+	int64_t m = p->top;
+	bool known = p->have_top;
 
-	if (!p->have_marker || ts > p->top)
-		p->top = ts;
-	if (env == NULL && p->slots.n == 0) {
-		m = p->top; /* the hot path of one marker */
-	} else {
-		now = mono_now();
-		if (env)
-			slots_note(&p->slots, env, ts, now);
-		m = slots_low(&p->slots, now, p->idle, p->top);
-	}
-	if (!p->have_marker || m != p->marker) {
+	if (p->ps.n > 0) /* else the hot path of one ordered stream: its largest time */
+		known = ckparts_low(&p->ps, ckparts_now(), p->have_top ? &p->top : NULL, &m);
+	if (known != p->have_marker || (known && m != p->marker)) {
 		p->marker = m;
-		p->have_marker = p->marker_dirty = true;
+		p->have_marker = known;
+		p->marker_dirty = true;
 	}
 }
 
-/* A consumer may deliver one partition's backlog whole before the first record of
- * another: until --partitions were heard from (restored ones count) or --idle passed,
- * the marker may be a fast partition's alone, and starts no downtime. */
-static bool
-parts_ready(ss_checkpoint_pulse *p)
-{
-	size_t i;
-	int n = 0;
-
-	if (p->ready)
-		return true;
-	for (i = 0; i < p->slots.n; i++)
-		n += p->slots.v[i].has_marker;
-	return p->ready = n >= p->expect || mono_now() - p->started >= p->idle;
-}
-
-bool
-ss_checkpoint_pulse_record(ss_checkpoint_pulse *p, int64_t ts, const struct ss_envelope *env)
+/* A dependency never heard from counts from the start of the dependent stream: its
+ * lowest event time, once its marker is known (partitions read one after another all
+ * began before then). */
+static void
+deps_count(ss_checkpoint_pulse *p)
 {
 	int i;
 
-	marker_advance(p, ts, env);
+	if (!p->have_marker)
+		return;
 	for (i = 0; i < p->ndeps; i++) {
 		struct pdep *d = &p->deps[i];
 
-		if (!d->heard && !d->counted) {
-			d->since = p->marker;
-			d->counted = d->since_dirty = true;
-		}
+		if (d->heard || d->counted)
+			continue;
+		d->since = p->have_first && p->first < p->marker ? p->first : p->marker;
+		d->counted = d->since_dirty = true;
 	}
-	if (p->paused || !any_late(p) || !parts_ready(p))
+}
+
+/* Does a downtime start now? Not while paused, not before the marker is known and,
+ * without a writer that tells, not before --partitions were heard from. */
+static bool
+episode_check(ss_checkpoint_pulse *p)
+{
+	int i;
+
+	deps_count(p);
+	if (p->paused || !any_late(p) || ckparts_waiting(&p->ps, ckparts_now()) > 0)
 		return false;
 	/* the cached heartbeats can only be older than the stored ones: look again */
 	deps_read(p, false);
@@ -1043,9 +1048,40 @@ ss_checkpoint_pulse_record(ss_checkpoint_pulse *p, int64_t ts, const struct ss_e
 }
 
 void
+ss_checkpoint_pulse_parts(ss_checkpoint_pulse *p, const struct ss_feed_part *parts, size_t n)
+{
+	ckparts_feed(&p->ps, parts, n);
+	p->synced = true;
+}
+
+bool
+ss_checkpoint_pulse_record(ss_checkpoint_pulse *p, int64_t ts, const struct ss_envelope *env)
+{
+	if (!p->have_top || ts > p->top)
+		p->top = ts;
+	if (!p->have_first || ts < p->first)
+		p->first = ts;
+	p->have_top = p->have_first = true;
+	if (env)
+		ckparts_note(&p->ps, env, ts, ckparts_now());
+	marker_update(p);
+	return episode_check(p);
+}
+
+bool
+ss_checkpoint_pulse_tick(ss_checkpoint_pulse *p)
+{
+	if (!p->synced)
+		return false; /* restored partitions alone decide nothing */
+	marker_update(p);
+	return episode_check(p);
+}
+
+void
 ss_checkpoint_pulse_commit(ss_checkpoint_pulse *p)
 {
-	bool starting = p->starting, dirty = p->marker_dirty || p->slots.dirty || starting;
+	bool starting = p->starting, parts = p->synced ? ckparts_restate(&p->ps) : p->ps.dirty;
+	bool dirty = p->marker_dirty || parts || starting;
 	int i;
 
 	for (i = 0; i < p->ndeps; i++)
@@ -1056,10 +1092,12 @@ ss_checkpoint_pulse_commit(ss_checkpoint_pulse *p)
 		return;
 	}
 	db_begin(p->db);
-	if (p->marker_dirty) {
+	if (p->marker_dirty && p->have_marker)
 		sqlite3_bind_int64(p->st_marker, 2, p->marker);
+	else if (p->marker_dirty)
+		sqlite3_bind_null(p->st_marker, 2);
+	if (p->marker_dirty)
 		db_done(p->st_marker);
-	}
 	for (i = 0; i < p->ndeps; i++) {
 		struct pdep *d = &p->deps[i];
 
@@ -1070,7 +1108,7 @@ ss_checkpoint_pulse_commit(ss_checkpoint_pulse *p)
 		db_done(p->st_since);
 		d->since_dirty = false;
 	}
-	slots_write(&p->slots, p->st_offsets, p->st_ckoff);
+	parts_write(&p->ps, p->st_offsets, p->st_ckoff, false);
 	if (starting)
 		episode_begin(p);
 	deps_read(p, false);
@@ -1097,8 +1135,8 @@ ss_checkpoint_pulse_poll(ss_checkpoint_pulse *p)
 	for (i = 0; i < p->ndeps; i++) {
 		struct pdep *d = &p->deps[i];
 
-		if (d->down && dep_heartbeat(d) <= p->down_marker)
-			return false;
+		if (d->down && (d->waiting || dep_heartbeat(d) <= p->down_marker))
+			return false; /* not known to have passed it */
 	}
 	episode_end(p);
 	events_deliver(p);
@@ -1120,15 +1158,25 @@ ss_checkpoint_pulse_close(ss_checkpoint_pulse *p)
 	for (i = 0; i < p->ndeps; i++)
 		free(p->deps[i].name);
 	free(p->deps);
-	free(p->slots.v);
+	ckparts_free(&p->ps);
 	free(p->checkpoint);
 	free(p);
 }
 
 /* ---- status ---- */
 
-/* The markers of a stream's partitions: [{"topic","partition","marker","seen","idle"}],
- * idle as of now. */
+static jv
+part_state_jv(sqlite3_stmt *st, int col)
+{
+	static const char *const names[] = { "reading", "caught-up", "done", "revoked" };
+	int state = column_state(st, col);
+
+	return state >= 0 && state <= 3 ? jv_string(names[state]) : jv_null();
+}
+
+/* The markers of a stream's partitions: [{"topic","partition","marker","seen","idle",
+ * "state"}], idle as of now; state as checkpoint_parts.h, null without a writer that
+ * told (or in a file from before). */
 static jv
 parts_jv(sqlite3 *db, const char *sql, const char *checkpoint, const char *dependency,
     int64_t now)
@@ -1148,7 +1196,8 @@ parts_jv(sqlite3 *db, const char *sql, const char *checkpoint, const char *depen
 		o = set(o, "partition", jv_number(sqlite3_column_int(st, 1)));
 		o = set(o, "marker", column_time_jv(st, 2));
 		o = set(o, "seen", column_time_jv(st, 3));
-		a = jv_array_append(a, set(o, "idle", jv_bool(sqlite3_column_int(st, 4))));
+		o = set(o, "idle", jv_bool(sqlite3_column_int(st, 4)));
+		a = jv_array_append(a, set(o, "state", part_state_jv(st, 5)));
 	}
 	if (rc != SQLITE_DONE)
 		db_fail(db, "read partitions");
@@ -1156,25 +1205,43 @@ parts_jv(sqlite3 *db, const char *sql, const char *checkpoint, const char *depen
 	return a;
 }
 
-static const char sql_parts_dependency[] = "SELECT topic, partition, marker, seen,"
-    " seen + idle <= ?3 FROM ss_checkpoint_dependency_partition WHERE checkpoint = ?1"
-    " AND name = ?2 ORDER BY topic, partition";
-static const char sql_parts_dependent[] = "SELECT topic, partition, marker, seen,"
-    " seen + idle <= ?3 FROM ss_checkpoint_offset WHERE checkpoint = ?1"
-    " AND marker IS NOT NULL ORDER BY topic, partition";
+/* The partition rows of table; states: it has the state column. A partition is idle
+ * when silent for --idle and its state lets it turn idle (checkpoint_parts.h). */
+static void
+parts_sql(char *buf, size_t size, const char *table, bool states, const char *where)
+{
+	snprintf(buf, size, "SELECT topic, partition, marker, seen, %s FROM %s WHERE"
+	    " checkpoint = ?1 AND %s ORDER BY topic, partition", states ?
+	    "coalesce(state, 1) IN (1, 3) AND seen + idle <= ?3, state" :
+	    "seen + idle <= ?3, NULL",
+	    table, where);
+}
 
-/* What a state file written before partitions lacks (status opens it read-only). */
+/* What a state file written before partitions, or before their states, lacks (status
+ * opens it read-only). */
 struct status_ctx {
 	sqlite3 *db;
-	bool dep_parts, parts;
+	bool dep_parts, parts, dep_states, states;
 	int64_t now;
 };
 
 static jv
+status_dep_parts_jv(const struct status_ctx *c, const char *checkpoint, const char *name)
+{
+	char sql[512];
+
+	if (!c->dep_parts)
+		return jv_array();
+	parts_sql(sql, sizeof sql, "ss_checkpoint_dependency_partition", c->dep_states,
+	    "name = ?2");
+	return parts_jv(c->db, sql, checkpoint, name, c->now);
+}
+
+static jv
 status_deps_jv(const struct status_ctx *c, const char *checkpoint, sqlite3_stmt *ck)
 {
-	sqlite3_stmt *st = db_prep(c->db, c->dep_parts ? sql_dep_heartbeat :
-	    sql_dep_heartbeat_v1);
+	sqlite3_stmt *st = db_prep(c->db, !c->dep_parts ? sql_dep_heartbeat_v1 :
+	    c->dep_states ? sql_dep_heartbeat : sql_dep_heartbeat_v2);
 	bool have_marker = ck && sqlite3_column_type(ck, 0) != SQLITE_NULL;
 	jv a = jv_array();
 
@@ -1183,9 +1250,11 @@ status_deps_jv(const struct status_ctx *c, const char *checkpoint, sqlite3_stmt 
 		sqlite3_bind_int64(st, 2, c->now);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *name = (const char *)sqlite3_column_text(st, 0);
-		/* lag against the stand-in when no heartbeat came yet, as pulse counts it */
-		int col = dep_heartbeat_column(st), hb = col != -1 ? col :
-		    sqlite3_column_type(st, 2) != SQLITE_NULL ? 2 : -1;
+		int waiting = sqlite3_column_int(st, 6);
+		/* lag against the stand-in when no heartbeat came yet, as pulse counts it;
+		 * none while it waits for partitions: its marker is not known */
+		int col = waiting ? -1 : dep_heartbeat_column(st), hb = col != -1 ? col :
+		    !waiting && sqlite3_column_type(st, 2) != SQLITE_NULL ? 2 : -1;
 		jv d = set(jv_object(), "dependency", jv_string(name));
 
 		d = set(d, "state", jv_string(sqlite3_column_int(st, 3) ? "down" : "up"));
@@ -1194,12 +1263,24 @@ status_deps_jv(const struct status_ctx *c, const char *checkpoint, sqlite3_stmt 
 		    seconds_jv(sqlite3_column_int64(st, 5)));
 		d = set(d, "lag", have_marker && hb != -1 ? seconds_jv(sqlite3_column_int64(ck, 0) -
 		    sqlite3_column_int64(st, hb)) : jv_null());
-		d = set(d, "partitions", c->dep_parts ? parts_jv(c->db, sql_parts_dependency,
-		    checkpoint, name, c->now) : jv_array());
+		d = set(d, "waiting", jv_number(waiting));
+		d = set(d, "partitions", status_dep_parts_jv(c, checkpoint, name));
 		a = jv_array_append(a, d);
 	}
 	sqlite3_finalize(st);
 	return a;
+}
+
+/* The dependent stream's partitions (those with a marker). */
+static jv
+status_parts_jv(const struct status_ctx *c, const char *checkpoint)
+{
+	char sql[512];
+
+	if (!c->parts)
+		return jv_array();
+	parts_sql(sql, sizeof sql, "ss_checkpoint_offset", c->states, "marker IS NOT NULL");
+	return parts_jv(c->db, sql, checkpoint, NULL, c->now);
 }
 
 static jv
@@ -1215,8 +1296,7 @@ status_jv(const struct status_ctx *c, const char *checkpoint)
 	s = set(s, "state", jv_string(row && sqlite3_column_type(ck, 1) != SQLITE_NULL ?
 	    "down" : "up"));
 	s = set(s, "marker", row ? column_time_jv(ck, 0) : jv_null());
-	s = set(s, "partitions", c->parts ? parts_jv(c->db, sql_parts_dependent, checkpoint,
-	    NULL, c->now) : jv_array());
+	s = set(s, "partitions", status_parts_jv(c, checkpoint));
 	s = set(s, "offsets", offsets_jv(c->db, sql_offsets_now, checkpoint));
 	s = set(s, "dependencies", status_deps_jv(c, checkpoint, row ? ck : NULL));
 	s = set(s, "down_marker", row ? column_time_jv(ck, 1) : jv_null());
@@ -1280,20 +1360,36 @@ parts_table(jv o, bool dependency, FILE *out)
 		jv pt = jv_array_get(jv_copy(parts), i);
 		jv num = jv_object_get(jv_copy(pt), jv_string("partition"));
 		jv idle = jv_object_get(jv_copy(pt), jv_string("idle"));
-		bool is_idle = jv_get_kind(idle) == JV_KIND_TRUE;
+		char state[32];
+		/* what holds the marker no more: idle, or done (checkpoint_parts.h) */
+		const char *note = jv_get_kind(idle) == JV_KIND_TRUE ? "idle" :
+		    strcmp(field_text(pt, "state", state, sizeof state), "done") == 0 ? "done" : "";
 
 		snprintf(name, sizeof name, "%s[%.0f]", field_text(pt, "topic", m, sizeof m),
 		    jv_number_value(num));
 		field_text(pt, "marker", m, sizeof m);
 		if (dependency)
-			fprintf(out, "    %-14s %-5s %s\n", name, is_idle ? "idle" : "", m);
+			fprintf(out, "    %-14s %-5s %s\n", name, note, m);
 		else
-			fprintf(out, "    %-14s  %s%s\n", name, m, is_idle ? " (idle)" : "");
+			fprintf(out, "    %-14s  %s%s%s%s\n", name, m, *note ? " (" : "", note,
+			    *note ? ")" : "");
 		jv_free(num);
 		jv_free(idle);
 		jv_free(pt);
 	}
 	jv_free(parts);
+}
+
+/* A dependency whose heartbeat waits for partitions has no marker: say why. */
+static void
+waiting_table(jv dep, FILE *out)
+{
+	jv w = jv_object_get(jv_copy(dep), jv_string("waiting"));
+
+	if (jv_get_kind(w) == JV_KIND_NUMBER && jv_number_value(w) > 0)
+		fprintf(out, "    (its heartbeat waits for %.0f partition%s)\n", jv_number_value(w),
+		    jv_number_value(w) == 1 ? "" : "s");
+	jv_free(w);
 }
 
 static void
@@ -1337,6 +1433,7 @@ status_table(jv s, FILE *out)
 		    field_text(o, "marker", c, sizeof c), field_text(o, "threshold", d, sizeof d),
 		    field_text(o, "lag", e, sizeof e));
 		parts_table(o, true, out);
+		waiting_table(o, out);
 		jv_free(o);
 	}
 	jv_free(offs);
@@ -1371,7 +1468,10 @@ ss_checkpoint_status(const char *db_path, const char *checkpoint, bool json, FIL
 		goto out;
 	c = (struct status_ctx){ .db = db, .now = ss_time_now(),
 	    .dep_parts = has_column(db, "ss_checkpoint_dependency_partition", "marker"),
-	    .parts = has_column(db, "ss_checkpoint_offset", "marker") };
+	    .parts = has_column(db, "ss_checkpoint_offset", "marker"),
+	    .dep_states = has_column(db, "ss_checkpoint_dependency", "waiting") &&
+	        has_column(db, "ss_checkpoint_dependency_partition", "state"),
+	    .states = has_column(db, "ss_checkpoint_offset", "state") };
 	st = db_prep(db, "SELECT name FROM ss_checkpoint UNION SELECT checkpoint FROM"
 	    " ss_checkpoint_dependency ORDER BY 1");
 	while (sqlite3_step(st) == SQLITE_ROW) {

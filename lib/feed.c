@@ -285,27 +285,40 @@ parse_line(ss_feed_in *f, const char *line, long *pid, int *fd)
 	return strncmp(line, "ss-feed 1", 9) == 0;
 }
 
-static void
-read_file(ss_feed_in *f, const struct stat *st)
+/* Read the file. False when it must be read again: its writer was running when it
+ * wrote it but holds the pipe no more, and has written the file again since (it ended
+ * between our read and our look at it: the new file says how). */
+static bool
+read_file(ss_feed_in *f)
 {
 	FILE *in = fopen(f->path, "r");
 	char line[512];
 	long pid = 0;
 	int fd = -1;
 	bool ok = in != NULL;
+	struct stat st, now;
 
+	if (in == NULL || fstat(fileno(in), &st) != 0) {
+		if (in != NULL)
+			fclose(in);
+		return true;
+	}
+	f->file = st.st_ino; /* the version read, also if it was replaced since our stat */
+	f->mtime = st.st_mtim;
+	f->size = st.st_size;
 	f->parts.n = 0;
 	while (ok && fgets(line, sizeof line, in) != NULL)
 		ok = parse_line(f, line, &pid, &fd);
-	if (in != NULL)
-		fclose(in);
+	fclose(in);
 	if (!ok || pid <= 0)
-		return;
+		return true;
 	if (f->state == SS_FEED_RUNNING ? holds_pipe(f, pid, fd)
-					: pid == f->pid || st->st_mtime + 1 >= f->started) {
+					: pid == f->pid || st.st_mtime + 1 >= f->started) {
 		f->known = true;
 		f->pid = pid;
+		return true;
 	}
+	return f->state != SS_FEED_RUNNING || stat(f->path, &now) != 0 || now.st_ino == st.st_ino;
 }
 
 bool
@@ -322,10 +335,8 @@ ss_feed_refresh(ss_feed_in *f, bool now)
 	if (st.st_ino == f->file && st.st_mtim.tv_sec == f->mtime.tv_sec &&
 	    st.st_mtim.tv_nsec == f->mtime.tv_nsec && st.st_size == f->size)
 		return false;
-	f->file = st.st_ino;
-	f->mtime = st.st_mtim;
-	f->size = st.st_size;
-	read_file(f, &st);
+	for (int tries = 0; tries < 3 && !read_file(f); tries++)
+		;
 	return f->known;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # The seed's Checkpoint scenario end to end on mock Kafka clusters: ss-consume,
 # ss-checkpoint pulse/heartbeat, ss-asof --emit revise, ss-cache put.
+bats_require_minimum_version 1.5.0
 load helpers
 load checkpoint-scenario
 
@@ -61,7 +62,7 @@ pipeline() {
 	run jq -c '[.dependency, .dependent_marker, .offsets]' events.ndjson
 	assert_output '["weather","2023-01-01T12:30:00Z",[{"topic":"activity","partition":0,"offset":2}]]'
 	sleep 1
-	! has lunch results.ndjson
+	hasnt lunch results.ndjson
 	# the weather catches up
 	{ wth 12:00 ⛅; wth 13:00 🌧; wth 14:00 🌞; } | ss-produce -b "$brokers_B" weather
 	wait_until has '"event":"recovery"' events.ndjson
@@ -103,7 +104,7 @@ pipeline() {
 	# the new pipeline resumes after shopping, and waits
 	pipeline --offsets-from st.db
 	sleep 1
-	! has lunch results.ndjson
+	hasnt lunch results.ndjson
 	{ wth 12:00 ⛅; wth 13:00 🌧; wth 14:00 🌞; } | ss-produce -b "$brokers_B" weather
 	wait_until has '"event":"recovery"' events.ndjson
 	# only the seek back brings shopping to the new pipeline, and corrects it
@@ -128,9 +129,105 @@ pipeline() {
 	run jq -c '[.dependency, .dependent_marker, .dependency_marker]' events.ndjson
 	assert_output '["weather","2023-01-01T11:30:00Z","2023-01-01T10:00:00Z"]'
 	sleep 1
-	! has shopping results.ndjson
+	hasnt shopping results.ndjson
 	{ wth 12:00 ⛅; wth 13:00 🌧; } | ss-produce -b "$brokers_B" --partition 3 weather
 	wait_until has '"event":"recovery"' events.ndjson
 	wait_until has '"shopping"' results.ndjson
 	[ "$(jq -c 'select(.event == "recovery") | .seek' events.ndjson)" = '[{"topic":"activity","partition":0,"offset":1}]' ]
+}
+
+# bg CMD: CMD in $T, in its own session (killed whole at teardown); sets BG
+bg() {
+	setsid bash -c "cd '$T' && $1" &
+	BG=$!
+	PIDS+=($BG)
+}
+status_json() { ss-checkpoint "$T/st.db" status activity --json; }
+lines() { [ "$(wc -l <"$1" 2>/dev/null)" = "$2" ]; }
+
+@test "a 4-partition weather backlog read partition after partition: the weather is no fresher than its slowest partition" {
+	mock A activity
+	mock B weather 4
+	# the activity runs ahead of a weather never heard from (it counts from 10:00): paused
+	{ act 10:00 swimming; act 12:30 shopping; } | ss-produce -b "$brokers_A" activity
+	bg "ss-consume -b $brokers_A activity | ss-checkpoint st.db pulse activity --dependency weather=1h \
+		--ts .value.timestamp --events events.ndjson >out 2>pulse.err"
+	wait_until has '"event":"downtime"' "$T/events.ndjson"
+	# the weather comes: partition 0's backlog up to 14:00; 1-3 have delivered nothing yet
+	for t in 10:00 11:00 12:00 13:00 14:00; do wth "$t" 🌞; done | ss-produce -b "$brokers_B" --partition 0 weather
+	bg "ss-consume -b $brokers_B weather | ss-checkpoint st.db heartbeat activity weather \
+		--ts .value.timestamp --idle 1h >/dev/null 2>heartbeat.err"
+	p0_read() { [ "$(status_json | jq -r '.dependencies[0].partitions[0].marker')" = 2023-01-01T14:00:00Z ]; }
+	wait_until p0_read
+	sleep 1
+	hasnt '"event":"recovery"' "$T/events.ndjson"
+	[ "$(status_json | jq -c '.dependencies[0] | [.marker, .waiting, .state]')" = '[null,3,"down"]' ]
+	# they come, one still behind the pause
+	wth 12:00 ⛅ | ss-produce -b "$brokers_B" --partition 1 weather
+	wth 13:00 🌧 | ss-produce -b "$brokers_B" --partition 2 weather
+	wth 12:40 🌧 | ss-produce -b "$brokers_B" --partition 3 weather
+	at_1200() { [ "$(status_json | jq -r '.dependencies[0].marker')" = 2023-01-01T12:00:00Z ]; }
+	wait_until at_1200
+	sleep 0.5
+	hasnt '"event":"recovery"' "$T/events.ndjson"
+	wth 13:10 🌧 | ss-produce -b "$brokers_B" --partition 1 weather
+	wait_until has '"event":"recovery"' "$T/events.ndjson"
+	[ "$(jq -r 'select(.event == "recovery") | .dependencies[0].dependency_marker' "$T/events.ndjson")" = 2023-01-01T12:40:00Z ]
+	wait_until lines "$T/out" 2
+	hasnt 'nothing says which partitions' "$T/pulse.err" "$T/heartbeat.err"
+}
+
+@test "a 4-partition activity backlog read partition after partition raises no downtime that never happened" {
+	mock A activity 4
+	mock B weather
+	wth 11:00 🌞 | ss-produce -b "$brokers_B" weather
+	ss-consume -e -b "$brokers_B" weather | ss-checkpoint "$T/st.db" heartbeat activity weather --ts .value.timestamp >/dev/null
+	# partitions 0-2 have run ahead to 13:00, partition 3 is at 10:50: the stream is at 10:50
+	for p in 0 1 2; do
+		{ act 10:00 "a$p"; act 11:30 "b$p"; act 12:30 "c$p"; act 13:00 "d$p"; } |
+			ss-produce -b "$brokers_A" --partition "$p" activity
+	done
+	{ act 10:00 a3; act 10:50 b3; } | ss-produce -b "$brokers_A" --partition 3 activity
+	bg "ss-consume -b $brokers_A activity | ss-checkpoint st.db pulse activity --dependency weather=1h \
+		--ts .value.timestamp --events events.ndjson >out 2>pulse.err"
+	wait_until lines "$T/out" 14
+	at_1050() { [ "$(status_json | jq -r .marker)" = 2023-01-01T10:50:00Z ]; }
+	wait_until at_1050
+	sleep 1
+	hasnt '"event":"downtime"' "$T/events.ndjson"
+	# partition 3 passes 12:00 too: now the whole stream is late
+	act 12:10 e3 | ss-produce -b "$brokers_A" --partition 3 activity
+	wait_until has '"event":"downtime"' "$T/events.ndjson"
+	[ "$(jq -r '[.dependent_marker, .dependency_marker] | @tsv' "$T/events.ndjson")" = \
+		"$(printf '2023-01-01T12:10:00Z\t2023-01-01T11:00:00Z')" ]
+	hasnt 'nothing says which partitions' "$T/pulse.err"
+}
+
+@test "heartbeat and pulse tell ss-asof what their input's writer says: its partitions, and how it ended" {
+	mock B weather 4
+	for s in 1 2 3 4 5 6 7 8; do
+		printf '{"station":"s%d","timestamp":"2023-01-01T10:%02d:00Z","value":"w%d"}\n' "$s" "$s" "$s"
+	done | ss-produce -b "$brokers_B" --key .station weather
+	printf '{"value":{"station":"s%d","timestamp":"2023-01-01T11:00:00Z"}}\n' 1 2 3 4 5 6 7 8 >"$T/left"
+	cd "$T"
+	ss-consume -e -b "$brokers_B" weather >weather.ndjson
+	ss-asof left weather.ndjson --on .value.timestamp --by .value.station >want
+	# the right input is a pipe from the heartbeat: ss-asof knows its four partitions
+	ss-asof left <(ss-consume -e -b "$brokers_B" weather |
+		ss-checkpoint st.db heartbeat activity weather --ts .value.timestamp) \
+		--on .value.timestamp --by .value.station >got 2>asof.err
+	cmp want got
+	hasnt 'nothing says which partitions' asof.err
+	# a failed consumer is a failed right input, not an ended one
+	run --separate-stderr ss-asof left <(ss-consume -e -b "$brokers_B" -p 9 weather |
+		ss-checkpoint st.db heartbeat activity weather --ts .value.timestamp) --on .value.timestamp
+	[ "$status" = 75 ]
+	[[ "$stderr" == *"its writer failed (exit 1)"* ]]
+	# and through the pulse, on the left
+	run --separate-stderr bash -c "ss-consume -e -b '$brokers_B' -p 9 weather |
+		ss-checkpoint st.db pulse activity --dependency weather --ts .value.timestamp |
+		ss-asof - <(cat weather.ndjson) --on .value.timestamp"
+	[ "$status" = 75 ]
+	[[ "$stderr" == *"ss-checkpoint: <stdin>: its writer failed (exit 1)"* ]]
+	[[ "$stderr" == *"ss-asof: -: its writer failed (exit 1)"* ]]
 }

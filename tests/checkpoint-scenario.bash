@@ -10,6 +10,8 @@ wait_until() {
 wth() { printf '{"timestamp":"2023-01-01T%s:00Z","value":"%s"}\n' "$1" "$2"; }
 act() { printf '{"timestamp":"2023-01-01T%s:00Z","value":"%s"}\n' "$1" "$2"; }
 has() { grep -q "$1" "$2" 2>/dev/null; }
+# hasnt PATTERN FILE...: none has it (a test fails on it; `! has` never fails a bats test)
+hasnt() { ! grep -q "$1" "${@:2}" 2>/dev/null; }
 weather_of() { ss-cache "$T/out.db" get "\"$1\"" 2>/dev/null | jq -r '.[1]'; }
 corrected() {
 	[ "$(weather_of swimming)" = "🌞" ] && [ "$(weather_of 'walking home')" = "🌞" ] &&

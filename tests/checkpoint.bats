@@ -244,7 +244,9 @@ teardown() {
 	PULSE=$!
 	wait_until grep -q '"event":"downtime"' "$T/err"
 	lines "$T/out" 1
-	jq -e 'select(.event == "downtime") | .checkpoint == "activity"' "$T/err"
+	# the other line: a pipe from the shell does not say which partitions it has
+	grep -q "nothing says which partitions it has" "$T/err"
+	grep '^{' "$T/err" | jq -e 'select(.event == "downtime") | .checkpoint == "activity"'
 }
 
 @test "status: a table by default, NDJSON with --json, one line per checkpoint" {
@@ -538,12 +540,10 @@ status_json() { ss-checkpoint "$T/st.db" status activity --json; }
 	for p in 0 1 2; do envp activity "$p" 0 11:20; done >&8
 	wait_until lines "$T/out" 4
 	sleep 2
-	envp activity 1 1 11:30 >&8
-	envp activity 2 1 11:30 >&8
-	wait_until lines "$T/out" 6
+	for p in 0 1 2; do envp activity "$p" 1 11:30; done >&8
+	wait_until lines "$T/out" 7
 	has_events downtime 0 # partition 3 (10:00) still holds the marker back
-	sleep 1.5
-	envp activity 0 1 11:35 >&8
+	# it turns idle with no record after it: the pulse looks between records
 	wait_until has_events downtime 1
 	[ "$(jq -r .dependent_marker "$T/events")" = 2023-01-01T11:30:00Z ]
 	run status_json
@@ -556,13 +556,16 @@ status_json() { ss-checkpoint "$T/st.db" status activity --json; }
 @test "partitions: a restart keeps the per-partition markers" {
 	wth 11:00 | hb activity weather >/dev/null
 	{ envp activity 1 0 10:30; envp activity 0 0 12:30; } >"$T/a"
-	timeout 20 ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h --ts .value.timestamp <"$T/a" >/dev/null
+	# through a pipe that does not tell its partitions (a file says that both ended:
+	# the stream would be at 12:30)
+	cat "$T/a" | timeout 20 ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h \
+		--ts .value.timestamp --partitions 2 >/dev/null
 	[ "$(q "select partition || ':' || marker from ss_checkpoint_offset order by partition" | paste -sd' ')" = \
 		"0:1672576200000000000 1:1672569000000000000" ]
 	# only the fast partition has records now: the slow one, restored, still holds it back
 	envp activity 0 1 12:40 >"$T/b"
-	timeout 20 ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h --ts .value.timestamp \
-		--events "$T/events" <"$T/b" >"$T/out"
+	cat "$T/b" | timeout 20 ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h \
+		--ts .value.timestamp --partitions 2 --events "$T/events" >"$T/out"
 	cmp "$T/b" "$T/out"
 	has_events downtime 0
 	run status_json
@@ -621,11 +624,130 @@ status_json() { ss-checkpoint "$T/st.db" status activity --json; }
 	pulse_bg --dependency weather --threshold 1h --partitions 4 --idle 2s
 	envp activity 0 0 12:30 >&8
 	wait_until lines "$T/out" 1
-	sleep 2.5
+	sleep 1
 	has_events downtime 0
-	envp activity 0 1 12:31 >&8
+	# once --idle has passed since the start, the one heard from decides (no record needed)
 	wait_until has_events downtime 1
 	wth 13:00 | hb activity weather >/dev/null
 	wait_until has_events recovery 1
 	finish_pulse
+}
+
+@test "partitions: a pipe that does not say which partitions it has is said once; --partitions N or records without envelope say nothing" {
+	wth 11:00 | hb activity weather >/dev/null
+	{ envp activity 0 0 10:10; envp activity 1 0 10:20; envp activity 0 1 10:30; } >"$T/a"
+	cat "$T/a" | timeout 20 ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h \
+		--ts .value.timestamp >"$T/out" 2>"$T/err"
+	cmp "$T/a" "$T/out"
+	[ "$(grep -c 'nothing says which partitions it has' "$T/err")" = 1 ]
+	grep -q 'raise a downtime that never happened; --partitions N waits for N' "$T/err"
+	cat "$T/a" | timeout 20 ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h \
+		--ts .value.timestamp --partitions 2 >/dev/null 2>"$T/err"
+	[ ! -s "$T/err" ]
+	{ envp weather 0 0 11:10; envp weather 1 0 11:20; } | hbp >/dev/null 2>"$T/err"
+	grep -q 'make the dependency look fresher than it is' "$T/err"
+	{ wth 11:30; wth 11:40; } | hb activity weather >/dev/null 2>"$T/err"
+	[ ! -s "$T/err" ]
+}
+
+@test "partitions: a regular file is read beforehand: each partition ends with its last record there" {
+	wth 11:00 | hb activity weather >/dev/null
+	# partition 1 ended at 10:30, partition 0 went on to 12:30: the stream got to 12:30
+	{ envp activity 1 0 10:30; envp activity 0 0 11:30; envp activity 0 1 12:30; } >"$T/a"
+	ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h --ts .value.timestamp \
+		--events "$T/events" <"$T/a" >"$T/out" 2>"$T/err" &
+	PULSE=$!
+	wait_until has_events downtime 1
+	[ "$(jq -r '[.dependent_marker, .lag] | @tsv' "$T/events")" = "$(printf '2023-01-01T12:30:00Z\t5400')" ]
+	cmp "$T/a" "$T/out"
+	run status_json
+	[ "$(jq -c '[.partitions[] | [.partition, .state]]' <<<"$output")" = '[[0,"done"],[1,"done"]]' ]
+	# it pauses at its end as anywhere: it exits once the weather caught up
+	wth 12:31 | hb activity weather >/dev/null
+	wait_until has_events recovery 1
+	wait "$PULSE"
+	[ ! -s "$T/err" ]
+	# a heartbeat on a file: the dependency is as far as its last record
+	{ envp weather 0 0 13:00; envp weather 1 0 12:40; } >"$T/w"
+	hbp <"$T/w" >/dev/null
+	run status_json
+	[ "$(jq -c '.dependencies[0] | [.marker, .waiting, [.partitions[] | .state]]' <<<"$output")" = \
+		'["2023-01-01T13:00:00Z",0,["done","done"]]' ]
+}
+
+@test "partitions: heartbeat --partitions N: no heartbeat before N partitions were heard from or --idle passed" {
+	test_must_fail 2 ss-checkpoint "$T/st.db" heartbeat activity weather --partitions -1
+	mkfifo "$T/w"
+	hbp --partitions 3 --idle 3s <"$T/w" >/dev/null 2>"$T/err" &
+	local h=$!
+	exec 7>"$T/w"
+	{ envp weather 0 0 13:00; envp weather 1 0 12:00; } >&7
+	waiting() { [ "$(status_json | jq -c '.dependencies[0] | [.marker, .waiting]')" = "$1" ]; }
+	wait_until waiting '[null,1]'
+	# the pulse decides nothing on it meanwhile (a weather never heard from would be late)
+	{ envl 0 10:00 a; envl 1 12:30 b; } | timeout 20 ss-checkpoint "$T/st.db" pulse activity \
+		--dependency weather=1h --ts .value.timestamp --events "$T/events" >/dev/null 2>&1
+	has_events downtime 0
+	# --idle passed: the two heard from count, and both are silent since: the largest counts
+	wait_until waiting '["2023-01-01T13:00:00Z",0]'
+	exec 7>&-
+	wait "$h"
+	[ ! -s "$T/err" ]
+}
+
+@test "partitions: a state file from the version before partition states opens; heartbeat and pulse add them" {
+	sqlite3 "$T/st.db" >/dev/null <<-'EOF2'
+	PRAGMA journal_mode=WAL;
+	CREATE TABLE ss_checkpoint(name TEXT PRIMARY KEY, marker INTEGER, down_marker INTEGER, episode_start INTEGER, episode_end INTEGER);
+	CREATE TABLE ss_checkpoint_dependency(checkpoint TEXT NOT NULL, name TEXT NOT NULL, marker INTEGER, since INTEGER, threshold INTEGER, down INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(checkpoint, name));
+	CREATE TABLE ss_checkpoint_offset(checkpoint TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL, saved INTEGER, marker INTEGER, seen INTEGER, idle INTEGER, PRIMARY KEY(checkpoint, topic, partition));
+	CREATE TABLE ss_checkpoint_event(seq INTEGER PRIMARY KEY AUTOINCREMENT, checkpoint TEXT NOT NULL, kind TEXT NOT NULL, dependency TEXT, json TEXT NOT NULL);
+	CREATE TABLE ss_seek_request(checkpoint TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL, PRIMARY KEY(checkpoint, topic, partition));
+	CREATE TABLE ss_offsets(topic TEXT NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL, PRIMARY KEY(topic, partition)) WITHOUT ROWID;
+	CREATE TABLE ss_checkpoint_dependency_partition(checkpoint TEXT NOT NULL, name TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL, marker INTEGER NOT NULL, seen INTEGER NOT NULL, idle INTEGER NOT NULL, PRIMARY KEY(checkpoint, name, topic, partition));
+	INSERT INTO ss_checkpoint VALUES('activity', 1672569000000000000, NULL, NULL, NULL);
+	INSERT INTO ss_checkpoint_dependency VALUES('activity', 'weather', 1672574400000000000, NULL, 3600000000000, 0);
+	INSERT INTO ss_checkpoint_dependency_partition VALUES('activity', 'weather', 'weather', 0, 1672570800000000000, 4102444800000000000, 30000000000);
+	INSERT INTO ss_checkpoint_offset VALUES('activity', 'activity', 0, 4, NULL, 1672569000000000000, 4102444800000000000, 30000000000);
+	EOF2
+	run ss-checkpoint "$T/st.db" status --json
+	assert_success
+	[ "$(jq -c '[.marker, .partitions[0].state, .dependencies[0].marker, .dependencies[0].waiting, .dependencies[0].partitions[0].state]' <<<"$output")" = \
+		'["2023-01-01T10:30:00Z",null,"2023-01-01T11:00:00Z",0,null]' ]
+	{ envp weather 0 1 11:10; envp weather 1 0 11:20; } >"$T/w"
+	hbp <"$T/w" >/dev/null
+	envp activity 0 5 10:40 >"$T/a"
+	timeout 20 ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h --ts .value.timestamp <"$T/a" >/dev/null
+	run status_json
+	# every partition done: the largest event time of the dependency counts (12:00, before)
+	[ "$(jq -c '[.marker, [.partitions[] | .state], .dependencies[0].marker, [.dependencies[0].partitions[] | .state]]' <<<"$output")" = \
+		'["2023-01-01T10:40:00Z",["done"],"2023-01-01T12:00:00Z",["done","done"]]' ]
+}
+
+@test "partitions: one a rebalance took holds the dependent marker until silent for --idle" {
+	export SS_FEED_DIR="$T/feed"
+	wth 11:00 | hb activity weather >/dev/null
+	mkfifo "$T/in"
+	{
+		echo "feed running activity:0:-1:behind activity:1:-1:behind"
+		echo "rec $(envp activity 1 0 10:00)"
+		echo "rec $(envp activity 0 0 11:30)"
+		echo "feed running activity:0:0:behind activity:1:0:revoked"
+		echo "rec $(envp activity 0 1 12:30)"
+		echo "sleep 30"
+	} | python3 "$BATS_TEST_DIRNAME/feed-writer.py" "$T/in" &
+	local w=$!
+	ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h --ts .value.timestamp \
+		--idle 3s --events "$T/events" <"$T/in" >"$T/out" 2>"$T/err" &
+	PULSE=$!
+	wait_until lines "$T/out" 3
+	# a rebalance may give it back: it still holds the stream at 10:00 for now
+	sleep 1
+	has_events downtime 0
+	[ "$(status_json | jq -c '[.marker, [.partitions[] | .state]]')" = '["2023-01-01T10:00:00Z",["reading","revoked"]]' ]
+	# silent for --idle: gone for good, the stream is at 12:30
+	wait_until has_events downtime 1
+	[ "$(jq -r .dependent_marker "$T/events")" = 2023-01-01T12:30:00Z ]
+	kill "$w"
+	[ ! -s "$T/err" ]
 }

@@ -57,7 +57,7 @@ weather_catches_up() {
 	wait_until has '"event":"downtime"' "$T/events.ndjson"
 	wait_until has '"shopping","🌞"' "$T/results.ndjson"
 	sleep 1
-	! has lunch "$T/results.ndjson"
+	hasnt lunch "$T/results.ndjson"
 	weather_catches_up
 	wait_until has '"event":"recovery"' "$T/events.ndjson"
 	wait_until corrected
