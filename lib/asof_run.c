@@ -138,6 +138,19 @@ mergeable(ss_asof *j, ss_reader *l, ss_reader *r)
 	return in_order(j, l, true, 1024) && in_order(j, r, false, 0);
 }
 
+/* The left input ended: if its writer failed, the run goes on with what came (those
+ * answers are exact) and exits 75 at its end. */
+static void
+left_ended(ss_asof *j)
+{
+	int status;
+
+	j->left_eof = true;
+	ss_feed_refresh(j->lfeed, true);
+	if (ss_feed_state(j->lfeed, &status) == SS_FEED_FAILED)
+		j->left_failed = status ? status : -1;
+}
+
 enum { ANSWER_BATCH = 32 }; /* left records whose lookups overlap in memory */
 
 struct left_batch {
@@ -202,7 +215,7 @@ answer_left(ss_asof *j, ss_reader *l)
 		ss_buf_free(&b->in[i].key);
 	ss_buf_free(&b->raw);
 	free(b);
-	j->left_eof = true;
+	left_ended(j);
 }
 
 /* Index the right file whole, then answer the left. In the middle of a merge, the right
@@ -328,19 +341,6 @@ right_pipe_ended(ss_asof *j)
 	right_ended(j);
 }
 
-/* The left input ended: if its writer failed, the run goes on with what came (those
- * answers are exact) and exits 75 at its end. */
-static void
-left_ended(ss_asof *j)
-{
-	int status;
-
-	j->left_eof = true;
-	ss_feed_refresh(j->lfeed, true);
-	if (ss_feed_state(j->lfeed, &status) == SS_FEED_FAILED)
-		j->left_failed = status ? status : -1;
-}
-
 /* A parsed record to its side of the join. */
 static void
 apply(ss_asof *j, bool left)
@@ -436,6 +436,7 @@ ss_asof_run(ss_asof *j, const char *left, const char *right)
 
 	j->lname = ss_reader_name(l);
 	j->rname = ss_reader_name(r);
+	j->lfeed = ss_feed_find(ss_reader_fd(l));
 	if (regular(r) && j->st == NULL && j->dir == NULL) {
 		/* the right input is complete: a batch, every answer exact and final */
 		j->batch = true;
@@ -448,7 +449,6 @@ ss_asof_run(ss_asof *j, const char *left, const char *right)
 			run_indexed(j, l, r, false);
 	} else {
 		j->rfeed = ss_feed_find(ss_reader_fd(r));
-		j->lfeed = ss_feed_find(ss_reader_fd(l));
 		if (regular(r))
 			read_right_whole(j, r);
 		run_live(j, l, r);
