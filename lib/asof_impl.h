@@ -277,8 +277,10 @@ struct asof_index *asof_index_build(ss_asof *j, ss_reader *r);
 /* The answer for a parsed left record; buf holds what the result points to. */
 const struct asof_right *asof_index_match(struct asof_index *ix, ss_asof *j, const struct asof_in *in,
 					  struct asof_right buf[2]);
-/* Warm the caches for the matches of n parsed left records (a speed-up only). */
-void asof_index_prefetch(struct asof_index *ix, ss_asof *j, const struct asof_in *in, size_t n);
+/* The answers of n parsed left records at once (their lookups overlap in memory):
+ * out[r], held in buf[r]. */
+void asof_index_match_batch(struct asof_index *ix, ss_asof *j, const struct asof_in *in, size_t n,
+			    struct asof_right (*buf)[2], const struct asof_right **out);
 void asof_index_free(struct asof_index *ix);
 /* Answer every held record from j->index (built in the middle of a merge). */
 void asof_answer_held(ss_asof *j);

@@ -322,23 +322,63 @@ group_after(const struct asof_index *ix, const struct ix_group *g, int64_t t, bo
 	return after(ix->tv, lo, hi, t, or_equal);
 }
 
-/* Warm the caches for the lookups of n left records, stage by stage across all of
- * them, so that their memory accesses overlap instead of waiting one after another:
- * the match itself (asof_index_match) then finds everything in cache. */
+/* The answer among group g's records (g NULL: no right record has the key). */
+static const struct asof_right *
+match_in_group(struct asof_index *ix, ss_asof *j, const struct ix_group *g, const struct asof_in *in,
+	       struct asof_right buf[2])
+{
+	const struct asof_right *b = NULL, *f = NULL;
+
+	if (g == NULL)
+		return NULL;
+	if (j->o.direction != SS_ASOF_FORWARD) {
+		/* the last record at or before t: of equal times, the latest in the file */
+		size_t i = group_after(ix, g, in->t, !j->o.strict);
+		if (i > g->lo) {
+			record_line(ix, i - 1, &buf[0]);
+			b = &buf[0];
+		}
+	}
+	if (j->o.direction != SS_ASOF_BACKWARD) {
+		size_t i = group_after(ix, g, in->t, j->o.strict);
+		if (i < g->hi) {
+			size_t last = group_after(ix, g, ix->tv[i], true) - 1; /* ties: the latest */
+			record_line(ix, last, &buf[1]);
+			f = &buf[1];
+		}
+	}
+	return asof_pick(j, in->t, b, f);
+}
+
+static const struct ix_group *
+group_of(const struct asof_index *ix, const struct asof_in *in)
+{
+	int64_t k = find_key(ix, in->key.data, in->key.len);
+
+	return k < 0 ? NULL : &ix->group[k];
+}
+
+const struct asof_right *
+asof_index_match(struct asof_index *ix, ss_asof *j, const struct asof_in *in, struct asof_right buf[2])
+{
+	return match_in_group(ix, j, group_of(ix, in), in, buf);
+}
+
+/* The lookups of n left records go stage by stage across all of them, each stage only
+ * touching memory (prefetch) that the next one reads: their cache misses overlap
+ * instead of waiting one after another. */
 void
-asof_index_prefetch(struct asof_index *ix, ss_asof *j, const struct asof_in *in, size_t n)
+asof_index_match_batch(struct asof_index *ix, ss_asof *j, const struct asof_in *in, size_t n,
+		       struct asof_right (*buf)[2], const struct asof_right **out)
 {
 	if (n == 0)
 		return;
 	const struct ix_group *g[n];
 	size_t at[n];
 
-	for (size_t r = 0; r < n; r++) {
-		int64_t k = find_key(ix, in[r].key.data, in[r].key.len);
-		g[r] = k < 0 ? NULL : &ix->group[k];
-		if (g[r] != NULL)
+	for (size_t r = 0; r < n; r++)
+		if ((g[r] = group_of(ix, &in[r])) != NULL)
 			__builtin_prefetch(g[r]);
-	}
 	for (size_t r = 0; r < n; r++)
 		if (g[r] != NULL && in[r].t >= g[r]->tmin && in[r].t <= g[r]->tmax)
 			__builtin_prefetch(ix->dir + g[r]->dir + bucket_of(g[r], in[r].t));
@@ -366,32 +406,6 @@ asof_index_prefetch(struct asof_index *ix, ss_asof *j, const struct asof_in *in,
 		if (j->o.direction != SS_ASOF_BACKWARD && at[r] < g[r]->hi)
 			__builtin_prefetch(ix->map + (ix->pos[at[r]] >> LEN_BITS));
 	}
-}
-
-const struct asof_right *
-asof_index_match(struct asof_index *ix, ss_asof *j, const struct asof_in *in, struct asof_right buf[2])
-{
-	int64_t key = find_key(ix, in->key.data, in->key.len);
-	const struct asof_right *b = NULL, *f = NULL;
-
-	if (key < 0)
-		return NULL;
-	const struct ix_group *g = &ix->group[key];
-	if (j->o.direction != SS_ASOF_FORWARD) {
-		/* the last record at or before t: of equal times, the latest in the file */
-		size_t i = group_after(ix, g, in->t, !j->o.strict);
-		if (i > g->lo) {
-			record_line(ix, i - 1, &buf[0]);
-			b = &buf[0];
-		}
-	}
-	if (j->o.direction != SS_ASOF_BACKWARD) {
-		size_t i = group_after(ix, g, in->t, j->o.strict);
-		if (i < g->hi) {
-			size_t last = group_after(ix, g, ix->tv[i], true) - 1; /* ties: the latest */
-			record_line(ix, last, &buf[1]);
-			f = &buf[1];
-		}
-	}
-	return asof_pick(j, in->t, b, f);
+	for (size_t r = 0; r < n; r++)
+		out[r] = match_in_group(ix, j, g[r], &in[r], buf[r]);
 }

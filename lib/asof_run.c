@@ -163,18 +163,19 @@ struct left_batch {
 static void
 answer_batch(ss_asof *j, struct left_batch *b)
 {
-	struct asof_right buf[2];
+	struct asof_right buf[ANSWER_BATCH][2];
+	const struct asof_right *match[ANSWER_BATCH];
 	size_t off = 0;
 
 	for (size_t i = 0; i < b->n; i++) {
 		b->in[i].raw = b->raw.data + off;
 		off += b->in[i].len;
 	}
-	asof_index_prefetch(j->index, j, b->in, b->n);
+	asof_index_match_batch(j->index, j, b->in, b->n, buf, match);
 	for (size_t i = 0; i < b->n; i++) {
 		const struct asof_in *in = &b->in[i];
 		j->n.left++;
-		asof_emit(j, in->raw, in->len, in->line, asof_index_match(j->index, j, in, buf), -1, 0);
+		asof_emit(j, in->raw, in->len, in->line, match[i], -1, 0);
 	}
 	b->n = 0;
 	ss_buf_reset(&b->raw);

@@ -4,6 +4,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__) && !defined(SS_PORTABLE)
+#include <emmintrin.h>
+#endif
 
 /* jq 1.6's parser refuses documents nested deeper than this; agree with it. */
 #define MAX_DEPTH 256
@@ -109,6 +112,30 @@ static const bool plain_ascii[256] = {
 #undef PLAIN_16
 #undef PLAIN
 
+/* The first byte at or after q that is not plain (or e). Strings are mostly plain: with
+ * SSE2 (always there on x86-64) 16 bytes are looked at a time. */
+static const unsigned char *
+skip_plain(const unsigned char *q, const unsigned char *e)
+{
+#if defined(__SSE2__) && !defined(SS_PORTABLE)
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+
+	while (e - q >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
+		/* signed: bytes from 0x80 are negative, below the space, special too */
+		__m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+					       _mm_cmplt_epi8(v, space));
+		unsigned mask = (unsigned)_mm_movemask_epi8(special);
+		if (mask != 0)
+			return q + __builtin_ctz(mask);
+		q += 16;
+	}
+#endif
+	while (q < e && plain_ascii[*q])
+		q++;
+	return q;
+}
+
 /* p at the opening quote; returns the byte after the closing quote or NULL. */
 static const char *
 scan_string(const char *p, const char *end, const char **why)
@@ -116,8 +143,7 @@ scan_string(const char *p, const char *end, const char **why)
 	const unsigned char *q = (const unsigned char *)p + 1, *e = (const unsigned char *)end;
 
 	while (q < e) {
-		while (q < e && plain_ascii[*q])
-			q++;
+		q = skip_plain(q, e);
 		if (q == e)
 			break;
 		unsigned c = *q;

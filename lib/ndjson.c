@@ -279,6 +279,23 @@ ss_reader_try_next(ss_reader *r, const char **line, size_t *len)
 }
 
 bool
+ss_ndjson_next_line(const char **cursor, const char *end, const char **line, size_t *len)
+{
+	const char *p = *cursor;
+
+	if (p >= end)
+		return false;
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+	const char *stop = nl ? nl : end;
+	*line = p;
+	*len = (size_t)(stop - p);
+	if (*len > 0 && p[*len - 1] == '\r')
+		(*len)--; /* CRLF line ends */
+	*cursor = nl ? nl + 1 : end;
+	return true;
+}
+
+bool
 ss_ndjson_blank(const char *line, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
