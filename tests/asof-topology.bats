@@ -1,0 +1,99 @@
+#!/usr/bin/env bats
+# ss-asof with default flags over random Kafka topologies on the mock broker, against the
+# brute-force reference (tests/asof-topo.py; the steps are in tests/asof-topo.bash).
+#
+# Each seed draws a topology: left and right partition counts 1..8 each; each topic keyed
+# by station (ss-produce --key: murmur2, or kcat -K: librdkafka's CRC32) or unkeyed with
+# explicit random partitions (ss-produce --partition, kcat -p), some partitions empty or
+# behind the others in event time; 1..21 stations; repeated times (same key or not, in one
+# partition or several); left records out of order and before every right record; right
+# records pulled back in time, late in their own partition; a mock cluster of 1 to 3
+# brokers. Each test joins every case's topics one way:
+#   two consumers   ss-asof <(ss-consume -e LEFT) <(ss-consume -e RIGHT), each consumer at
+#                   its own speed (SIGSTOP/SIGCONT at random moments, tiny fetches, a late
+#                   start)
+#   one consumer    ss-consume -e LEFT RIGHT | ss-asof --left-topic LEFT --right-topic RIGHT -
+#   while produced  (a quarter of the seeds) two consumers reading while the topics are
+#                   produced, in chunks
+#   dumped files    the topics dumped with ss-consume -e > file
+#   shuffled files  those dumps shuffled
+# with a random --direction, --strict, --tolerance and --by, and checks every left record's
+# answer: live, in the default defer mode and in revise (the last revision); files, in
+# every mode (the exact answer, as a batch engine gives it).
+#
+#   SS_TOPO_SEEDS="3 17" bats tests/asof-topology.bats    those seeds only (a failure's
+#                                                         repro; add -f 'TEST NAME')
+#   SS_SOAK=1 bats tests/asof-topology.bats               the soak: 300 more seeds, from
+#                             1000 (SS_SOAK_SEEDS=N, SS_SOAK_FIRST=S for others); an hour
+#   SS_TOPO_KEEP=DIR                                      keep a failing case's files in DIR
+# About 2 minutes on 2 cores without SS_SOAK.
+bats_require_minimum_version 1.5.0
+load helpers
+load asof-topo
+
+SEEDS=$(topo_seed_list $(seq 1 12))
+
+# one mock cluster for each broker count the cases want, every case's topics created in
+# it at their partition counts; the cases produced and dumped
+setup_file() {
+	local n seed topics pid tb
+	topo_gen $SEEDS
+	for n in 1 2 3; do
+		topics=()
+		for seed in $SEEDS; do
+			topo_plan "$seed"
+			[ "$BROKERS_N" = "$n" ] && topics+=(--topic "act$seed:$PL" --topic "wx$seed:$PR")
+		done
+		[ ${#topics[@]} -gt 0 ] || continue
+		ss-mock-broker --no-stdin --brokers "$n" "${topics[@]}" </dev/null \
+			>"$TOPO_DIR/mock$n.out" 2>"$TOPO_DIR/mock$n.err" 3>&- &
+		echo $! >"$TOPO_DIR/mock$n.pid"
+		tb=
+		for _ in $(seq 100); do
+			tb=$(sed -n 's/^BROKERS=//p' "$TOPO_DIR/mock$n.out")
+			[ -n "$tb" ] && break
+			sleep 0.05
+		done
+		[ -n "$tb" ] || { echo "ss-mock-broker did not start: $(cat "$TOPO_DIR/mock$n.err")" >&2; return 1; }
+		for seed in $SEEDS; do
+			topo_plan "$seed"
+			[ "$BROKERS_N" = "$n" ] && echo "$tb" >"$D/tb"
+		done
+	done
+	topo_fill $SEEDS
+}
+teardown_file() {
+	local n pid
+	for n in 1 2 3; do
+		pid=$(cat "$TOPO_DIR/mock$n.pid" 2>/dev/null) && kill "$pid" 2>/dev/null
+	done
+	return 0
+}
+
+@test "read while produced: defer or revise equal the reference" {
+	topo_kind trickle any $SEEDS
+}
+
+@test "two consumers at different speeds, default defer: every answer is the reference" {
+	topo_kind live2 defer $SEEDS
+}
+
+@test "two consumers at different speeds, revise: the last revisions are the reference" {
+	topo_kind live2 revise $SEEDS
+}
+
+@test "one consumer of both topics, default defer: every answer is the reference" {
+	topo_kind live1 defer $SEEDS
+}
+
+@test "one consumer of both topics, revise: the last revisions are the reference" {
+	topo_kind live1 revise $SEEDS
+}
+
+@test "dumped files, eager, defer and revise: the exact answer" {
+	topo_kind files any $SEEDS
+}
+
+@test "shuffled dumps, eager, defer and revise: the exact answer" {
+	topo_kind shuffled any $SEEDS
+}
