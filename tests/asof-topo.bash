@@ -17,7 +17,8 @@
 # each failure prints what differs (left record, the right record wanted, the one got, a
 # hint at the cause), the ss-asof command and a one-line repro:
 #   SS_TOPO_SEEDS="SEED..." bats FILE -f 'TEST NAME'
-# SS_TOPO_KEEP=DIR keeps a failing case's records, dumps and outputs in DIR/seed-SEED.
+# SS_TOPO_KEEP=DIR keeps a failing case's records, dumps and outputs in DIR/seed-SEED;
+# SS_TOPO_VERBOSE=1 prints a line for every run.
 
 TOPO_PY=$BATS_TEST_DIRNAME/asof-topo.py
 [ -f "$TOPO_PY" ] || TOPO_PY=$BATS_TEST_DIRNAME/../asof-topo.py
@@ -150,6 +151,7 @@ topo_opts() {
 topo_trickle() {
 	local k chunks=$((2 + $1 % 4)) lf=1 rf=1 lt rt
 	RANDOM=$1
+	sleep "0.$((RANDOM % 6))" # the consumers connect meanwhile, or not
 	for ((k = 1; k <= chunks; k++)); do
 		lt=$((k == chunks ? NL : NL * k / chunks)) rt=$((k == chunks ? NR : NR * k / chunks))
 		if ((RANDOM % 2)); then
@@ -158,7 +160,7 @@ topo_trickle() {
 			topo_produce left "$LT" "$LMETH" "$PL" "$lf" "$lt" && topo_produce right "$RT" "$RMETH" "$PR" "$rf" "$rt" || return 1
 		fi
 		lf=$((lt + 1)) rf=$((rt + 1))
-		sleep "0.$((RANDOM % 5))"
+		sleep "0.$((2 + RANDOM % 6))"
 	done
 }
 
@@ -167,7 +169,7 @@ topo_trickle() {
 # in $D/meta.N for topo_verify
 topo_exec() {
 	local seed=$1 n=$2 kind=$3 emit=$4 dir=$5 strict=$6 tol=$7 by=$8 ls=$9 rs=${10}
-	local out=$D/out.$n err=$D/err.$n rc=0 input=live lref=$D/left.dump rref=$D/right.dump cmd s1 s2 opts
+	local out=$D/out.$n err=$D/err.$n rc=0 input=live lref=$D/left.dump rref=$D/right.dump cmd s1 s2 opts t0=$SECONDS
 	topo_opts "$emit" "$dir" "$strict" "$tol" "$by"
 	rm -f "$D/lpid" "$D/rpid"
 	case $kind in
@@ -208,6 +210,8 @@ topo_exec() {
 		;;
 	esac
 	printf '%s\n' "$rc" "$input" "$lref" "$rref" "$cmd" >"$D/meta.$n"
+	[ "${SS_TOPO_VERBOSE:-0}" = 0 ] ||
+		echo "# seed $seed run $n: $kind $emit $dir strict=$strict tol=$tol by=$by $ls $rs: exit $rc, $(wc -l <"$out") lines ($((SECONDS - t0)) s)" >&3
 }
 
 # topo_verify SEED N KIND EMIT DIRECTION STRICT TOL BY LSPEED RSPEED: check run N against
