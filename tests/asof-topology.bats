@@ -70,6 +70,55 @@ teardown_file() {
 	return 0
 }
 
+@test "the reference: hand-checked answers, and the check catches wrong output" {
+	# right: R2 is late in partition 0 (R1 is newer); R1 and R3 tie (key a, time 20)
+	printf '%s\t%s\t%s\n' 0 0 '{"id":"R0","k":"a","t":10}' 0 1 '{"id":"R1","k":"a","t":20}' \
+		0 2 '{"id":"R2","k":"a","t":15}' 1 0 '{"id":"R3","k":"a","t":20}' 1 1 '{"id":"R4","k":"b","t":30}' >"$T/r"
+	printf '%s\t%s\t%s\n' 0 0 '{"id":"L0","k":"a","t":16}' 0 1 '{"id":"L1","k":"a","t":20}' \
+		0 2 '{"id":"L2","k":"a","t":5}' 0 3 '{"id":"L3","k":"b","t":25}' 0 4 '{"id":"L4","k":"a","t":15}' >"$T/l"
+	ref() { python3 "$TOPO_PY" ref "$@" "$T/l" "$T/r" | tr '\n' ' '; }
+	assert_equal "$(ref live defer backward 0 -1 1)" '["L0","R0"] ["L1","R3"] ["L2",null] ["L3",null] ["L4","R0"] '
+	assert_equal "$(ref live revise backward 0 -1 1)" '["L0","R2"] ["L1","R3"] ["L2",null] ["L3",null] ["L4","R2"] '
+	assert_equal "$(ref live defer backward 1 -1 1)" '["L0","R0"] ["L1","R0"] ["L2",null] ["L3",null] ["L4","R0"] '
+	assert_equal "$(ref live revise backward 1 -1 1)" '["L0","R2"] ["L1","R2"] ["L2",null] ["L3",null] ["L4","R0"] '
+	assert_equal "$(ref live defer forward 0 -1 1)" '["L0","R3"] ["L1","R3"] ["L2","R0"] ["L3","R4"] ["L4","R3"] '
+	assert_equal "$(ref live defer nearest 0 -1 1)" '["L0","R3"] ["L1","R3"] ["L2","R0"] ["L3","R4"] ["L4","R0"] '
+	assert_equal "$(ref live revise nearest 0 -1 1)" '["L0","R2"] ["L1","R3"] ["L2","R0"] ["L3","R4"] ["L4","R2"] '
+	assert_equal "$(ref live defer forward 0 4 1)" '["L0","R3"] ["L1","R3"] ["L2",null] ["L3",null] ["L4",null] '
+	assert_equal "$(ref live defer backward 0 -1 0)" '["L0","R0"] ["L1","R3"] ["L2",null] ["L3","R3"] ["L4","R0"] '
+	# files: nothing is late, the later line wins a tie
+	assert_equal "$(ref file defer backward 0 -1 1)" '["L0","R2"] ["L1","R3"] ["L2",null] ["L3",null] ["L4","R2"] '
+	# outputs as ss-asof writes them (only the values matter here)
+	out() { local l r; for p in "$@"; do l=${p%:*} r=${p#*:}
+		printf '{"left":{"value":{"id":"%s"}},"right":%s}\n' "$l" "$([ "$r" = - ] && echo null || printf '{"value":{"id":"%s"}}' "$r")"; done; }
+	echo 'ss-asof: left 5 (emitted 5, matched 2, expired 0, not final 0, replayed 0), right 5 (late 1), revisions 0, held 0' >"$T/err"
+	chk() { python3 "$TOPO_PY" check live "$1" backward 0 -1 1 "$T/l" "$T/r" "$T/out" "$T/err"; }
+	out L0:R0 L1:R3 L2:- L3:- L4:R0 >"$T/out"
+	chk defer
+	out L0:R0 L1:R1 L2:- L3:- L4:R0 >"$T/out"        # the tie to the lower partition
+	run chk defer
+	assert_failure
+	assert_output --partial 'a tie (same key and time) won by the wrong record'
+	out L0:R0 L1:R3 L2:- L4:R0 >"$T/out"             # L3 missing
+	run chk defer
+	assert_failure
+	out L0:R0 L1:R3 L2:- L3:- L4:R0 L4:R0 >"$T/out"  # L4 twice
+	run chk defer
+	assert_failure
+	# revise: the last revision counts, and revisions go 0, 1, 2 ...
+	out L0:R0 L1:R3 L2:- L3:- L4:R0 | sed 's/}$/,"revision":0}/' >"$T/out"
+	printf '%s\n' '{"left":{"value":{"id":"L0"}},"right":{"value":{"id":"R2"}},"revision":1}' \
+		'{"left":{"value":{"id":"L4"}},"right":{"value":{"id":"R2"}},"revision":1}' >>"$T/out"
+	chk revise
+	sed -i '$s/"revision":1/"revision":2/' "$T/out"
+	run chk revise
+	assert_failure
+	head -5 "$T/out" >"$T/out2" && mv "$T/out2" "$T/out"  # late right records left out
+	run chk revise
+	assert_failure
+	assert_output --partial 'late right records not applied'
+}
+
 @test "read while produced: defer or revise equal the reference" {
 	topo_kind trickle any $SEEDS
 }
