@@ -62,6 +62,8 @@ topo_produce() {
 	case $meth in
 	ss-key) cut -f3 "$D/chunk" | ss-produce -b "$TB" --key .k "$topic" ;;
 	ss-part) cut -f3 "$D/chunk" | ss-produce -b "$TB" --partition .p "$topic" ;;
+	ss-null) cut -f3 "$D/chunk" | ss-produce -b "$TB" "$topic" ;;
+	kcat-null) cut -f3 "$D/chunk" | kcat -P -b "$TB" -t "$topic" -X acks=all -X message.timeout.ms=30000 ;;
 	kcat-key)
 		cut -f2,3 "$D/chunk" | sed 's/\t/|/' |
 			kcat -P -b "$TB" -t "$topic" -K '|' -X acks=all -X message.timeout.ms=30000
@@ -164,22 +166,25 @@ topo_trickle() {
 	done
 }
 
-# topo_exec SEED N KIND EMIT DIRECTION STRICT TOL BY LSPEED RSPEED: run ss-asof for run N
-# of the case; its exit status, the inputs the reference reads and the command are left
-# in $D/meta.N for topo_verify
+# topo_exec SEED N KIND EMIT DIRECTION STRICT TOL BY LSPEED RSPEED MEM: run ss-asof for
+# run N of the case (MEM: - or SPILL/HISTORY, its SS_ASOF_SPILL_BYTES and
+# SS_ASOF_HISTORY_BYTES); its exit status, the inputs the reference reads and the command
+# are left in $D/meta.N for topo_verify
 topo_exec() {
-	local seed=$1 n=$2 kind=$3 emit=$4 dir=$5 strict=$6 tol=$7 by=$8 ls=$9 rs=${10}
+	local seed=$1 n=$2 kind=$3 emit=$4 dir=$5 strict=$6 tol=$7 by=$8 ls=$9 rs=${10} mem=${11:--}
 	local out=$D/out.$n err=$D/err.$n rc=0 input=live lref=$D/left.dump rref=$D/right.dump cmd s1 s2 opts t0=$SECONDS
+	local memenv=()
 	topo_opts "$emit" "$dir" "$strict" "$tol" "$by"
+	[ "$mem" = - ] || memenv=(SS_ASOF_SPILL_BYTES="${mem%/*}" SS_ASOF_HISTORY_BYTES="${mem#*/}")
 	rm -f "$D/lpid" "$D/rpid"
 	case $kind in
 	live2 | trickle)
 		local lend=(-e) rend=(-e)
 		[ "$kind" = trickle ] && lend=(-c "$NL") rend=(-c "$NR")
-		cmd="ss-asof ${opts[*]} <(ss-consume -b \$B ${lend[*]} $LT) <(ss-consume -b \$B ${rend[*]} $RT)"
+		cmd="${memenv[*]}${memenv:+ }ss-asof ${opts[*]} <(ss-consume -b \$B ${lend[*]} $LT) <(ss-consume -b \$B ${rend[*]} $RT)"
 		topo_stopper "$D/lpid" "$ls" & s1=$!
 		topo_stopper "$D/rpid" "$rs" & s2=$!
-		timeout 120 ss-asof "${opts[@]}" <(topo_consume "$D/lpid" "$ls" "${lend[@]}" "$LT") \
+		env "${memenv[@]}" timeout 120 ss-asof "${opts[@]}" <(topo_consume "$D/lpid" "$ls" "${lend[@]}" "$LT") \
 			<(topo_consume "$D/rpid" "$rs" "${rend[@]}" "$RT") >"$out" 2>"$err" &
 		local apid=$!
 		if [ "$kind" = trickle ] && ! topo_trickle "$seed"; then
@@ -190,34 +195,34 @@ topo_exec() {
 		wait "$s1" "$s2"
 		;;
 	live1)
-		cmd="ss-consume -b \$B -e $LT $RT | ss-asof --left-topic $LT --right-topic $RT - ${opts[*]}"
+		cmd="ss-consume -b \$B -e $LT $RT | ${memenv[*]}${memenv:+ }ss-asof --left-topic $LT --right-topic $RT - ${opts[*]}"
 		topo_stopper "$D/lpid" "$ls" & s1=$!
 		topo_consume "$D/lpid" "$ls" -e "$LT" "$RT" |
-			timeout 120 ss-asof --left-topic "$LT" --right-topic "$RT" - "${opts[@]}" >"$out" 2>"$err" || rc=$?
+			env "${memenv[@]}" timeout 120 ss-asof --left-topic "$LT" --right-topic "$RT" - "${opts[@]}" >"$out" 2>"$err" || rc=$?
 		wait "$s1"
 		;;
 	files)
 		input=file lref=$D/left.file rref=$D/right.file
-		cmd="ss-asof ${opts[*]} left.file right.file"
-		ss-asof "${opts[@]}" "$lref" "$rref" >"$out" 2>"$err" || rc=$?
+		cmd="${memenv[*]}${memenv:+ }ss-asof ${opts[*]} left.file right.file"
+		env "${memenv[@]}" ss-asof "${opts[@]}" "$lref" "$rref" >"$out" 2>"$err" || rc=$?
 		;;
 	shuffled)
 		input=file lref=$D/left.shuf.$n rref=$D/right.shuf.$n
 		python3 "$TOPO_PY" shuffle "$((seed * 100 + n))" "$D/left.file" "$lref"
 		python3 "$TOPO_PY" shuffle "$((seed * 100 + n + 50))" "$D/right.file" "$rref"
-		cmd="ss-asof ${opts[*]} left.shuf right.shuf"
-		ss-asof "${opts[@]}" "$lref" "$rref" >"$out" 2>"$err" || rc=$?
+		cmd="${memenv[*]}${memenv:+ }ss-asof ${opts[*]} left.shuf right.shuf"
+		env "${memenv[@]}" ss-asof "${opts[@]}" "$lref" "$rref" >"$out" 2>"$err" || rc=$?
 		;;
 	esac
 	printf '%s\n' "$rc" "$input" "$lref" "$rref" "$cmd" >"$D/meta.$n"
 	[ "${SS_TOPO_VERBOSE:-0}" = 0 ] ||
-		echo "# seed $seed run $n: $kind $emit $dir strict=$strict tol=$tol by=$by $ls $rs: exit $rc, $(wc -l <"$out") lines ($((SECONDS - t0)) s)" >&3
+		echo "# seed $seed run $n: $kind $emit $dir strict=$strict tol=$tol by=$by $ls $rs mem=$mem: exit $rc, $(wc -l <"$out") lines ($((SECONDS - t0)) s)" >&3
 }
 
-# topo_verify SEED N KIND EMIT DIRECTION STRICT TOL BY LSPEED RSPEED: check run N against
-# the reference; prints the report and returns 1 when they differ
+# topo_verify SEED N KIND EMIT DIRECTION STRICT TOL BY LSPEED RSPEED MEM: check run N
+# against the reference; prints the report and returns 1 when they differ
 topo_verify() {
-	local seed=$1 n=$2 kind=$3 emit=$4 dir=$5 strict=$6 tol=$7 by=$8 ls=$9 rs=${10}
+	local seed=$1 n=$2 kind=$3 emit=$4 dir=$5 strict=$6 tol=$7 by=$8 ls=$9 rs=${10} mem=${11:--}
 	local out=$D/out.$n err=$D/err.$n rc input lref rref cmd report
 	{ read -r rc; read -r input; read -r lref; read -r rref; read -r cmd; } <"$D/meta.$n"
 	if [ "$rc" != 0 ]; then
@@ -226,7 +231,7 @@ topo_verify() {
 		report=$(python3 "$TOPO_PY" check "$input" "$emit" "$dir" "$strict" "$tol" "$by" \
 			"$lref" "$rref" "$out" "$err") && return 0
 	fi
-	echo "--- seed $seed run $n: $kind $emit $dir strict=$strict tol=$tol by=$by speeds $ls $rs"
+	echo "--- seed $seed run $n: $kind $emit $dir strict=$strict tol=$tol by=$by speeds $ls $rs memory $mem"
 	echo "topology: $(cat "$D/plan")"
 	echo "$report"
 	[ -s "$err" ] && echo "stderr: $(head -c 600 "$err")"

@@ -5,9 +5,11 @@ on a real one; the steps between are in tests/asof-topo.bash).
 
   asof-topo.py gen SEED DIR
       DIR/plan   shell assignments: PL PR (partition counts), LMETH RMETH (how each topic
-                 is produced: ss-key, kcat-key, ss-part, kcat-part), NL NR, TRICKLE,
+                 is produced: ss-key, kcat-key, ss-part, kcat-part, ss-null,
+                 kcat-null), NL NR, TRICKLE,
                  BROKERS_N (brokers of the mock cluster)
-      DIR/runs   one run a line: KIND EMIT DIRECTION STRICT TOL BY LSPEED RSPEED
+      DIR/runs   one run a line: KIND EMIT DIRECTION STRICT TOL BY LSPEED RSPEED MEM
+                 (MEM: - or SPILL/HISTORY, SS_ASOF_SPILL_BYTES and SS_ASOF_HISTORY_BYTES)
       DIR/left.tsv, DIR/right.tsv   PARTITION<TAB>KEY<TAB>VALUE, in production order
                  (PARTITION -1: the producer's partitioner picks it from KEY)
   asof-topo.py shuffle SEED IN OUT
@@ -52,11 +54,14 @@ def gen(seed, d):
     nst = r.choice([1, 2, 3, 5, 8, 13, 21])
     nr, nl = r.randint(20, 600), r.randint(10, 300)
     brokers = r.choice([1, 1, 2, 3])            # the mock's broker count (leaders spread)
-    meths = ["ss-key", "kcat-key", "ss-part", "kcat-part"]
+    # keyed by station (murmur2, CRC32), explicit partitions, or a null key (the
+    # producer's partitioner spreads them)
+    meths = ["ss-key", "kcat-key", "ss-part", "kcat-part", "ss-null", "kcat-null"]
     lmeth, rmeth = r.choice(meths), r.choice(meths)
     trickle = r.random() < 0.25
     if trickle:  # produced while consumed: in chunks, by ss-produce only
         lmeth, rmeth = r.choice(meths[0::2]), r.choice(meths[0::2])
+    mem = r.random() < 0.3                      # tiny memory limits: held and history spill
     step = r.choice([1, 2, 5, 10])              # seconds between right records
     frac = r.random() < 0.2                     # times with halves and quarters
     pdup = r.choice([0, 0.1, 0.3])              # a right time repeated (same key or not)
@@ -147,6 +152,13 @@ def gen(seed, d):
         by = int(r.random() < 0.8)
         return "%s %s %d %d %d" % (r.choice(emits), direction, strict, tol, by)
 
+    def memory():
+        # SS_ASOF_SPILL_BYTES/SS_ASOF_HISTORY_BYTES so small that held left records and
+        # right history go to disk: the answer must not change
+        if not mem or r.random() < 0.3:
+            return "-"
+        return "%d/%d" % (r.choice([1, 500, 4000]), r.choice([1, 500, 4000]))
+
     def speed(kind):
         s = r.choice(["none", "none", "stop", "fetch", "delay"])
         if s == "stop":  # SIGSTOP for a while, SIGCONT, a few times
@@ -158,14 +170,14 @@ def gen(seed, d):
 
     runs = []
     if trickle:
-        runs.append("trickle %s %s %s" % (opts(["defer", "revise"]), speed(0), speed(1)))
+        runs.append("trickle %s %s %s %s" % (opts(["defer", "revise"]), speed(0), speed(1), memory()))
     for emit in ("defer", "revise"):
-        runs.append("live2 %s %s %s" % (opts([emit]), speed(0), speed(1)))
+        runs.append("live2 %s %s %s %s" % (opts([emit]), speed(0), speed(1), memory()))
     for emit in ("defer", "revise"):
-        runs.append("live1 %s %s none" % (opts([emit]), speed(0)))
+        runs.append("live1 %s %s none %s" % (opts([emit]), speed(0), memory()))
     for kind in ("files", "shuffled"):
         for emit in ("eager", "defer", "revise"):
-            runs.append("%s %s none none" % (kind, opts([emit])))
+            runs.append("%s %s none none %s" % (kind, opts([emit]), memory()))
     with open(d + "/runs", "w") as f:
         f.write("\n".join(runs) + "\n")
 

@@ -3,9 +3,9 @@
 # brute-force reference (tests/asof-topo.py; the steps are in tests/asof-topo.bash).
 #
 # Each seed draws a topology: left and right partition counts 1..8 each; each topic keyed
-# by station (ss-produce --key: murmur2, or kcat -K: librdkafka's CRC32) or unkeyed with
-# explicit random partitions (ss-produce --partition, kcat -p), some partitions empty or
-# behind the others in event time; 1..21 stations; repeated times (same key or not, in one
+# by station (ss-produce --key: murmur2, or kcat -K: librdkafka's CRC32), or unkeyed with
+# explicit random partitions (ss-produce --partition, kcat -p), or with a null key (the
+# producer's partitioner), some partitions empty or behind the others in event time; 1..21 stations; repeated times (same key or not, in one
 # partition or several); left records out of order and before every right record; right
 # records pulled back in time, late in their own partition; a mock cluster of 1 to 3
 # brokers. Each test joins every case's topics one way:
@@ -17,9 +17,11 @@
 #                   produced, in chunks
 #   dumped files    the topics dumped with ss-consume -e > file
 #   shuffled files  those dumps shuffled
-# with a random --direction, --strict, --tolerance and --by, and checks every left record's
-# answer: live, in the default defer mode and in revise (the last revision); files, in
-# every mode (the exact answer, as a batch engine gives it).
+# with a random --direction, --strict, --tolerance and --by, some runs with memory limits
+# so small that held records and right history go to disk (SS_ASOF_SPILL_BYTES,
+# SS_ASOF_HISTORY_BYTES), and checks every left record's answer: live, in the default
+# defer mode and in revise (the last revision); files, in every mode (the exact answer,
+# as a batch engine gives it).
 #
 #   SS_TOPO_SEEDS="3 17" bats tests/asof-topology.bats    those seeds only (a failure's
 #                                                         repro; add -f 'TEST NAME')
@@ -34,9 +36,10 @@ load asof-topo
 SEEDS=$(topo_seed_list $(seq 1 12))
 
 # one mock cluster for each broker count the cases want, every case's topics created in
-# it at their partition counts; the cases produced and dumped
+# it at their partition counts (started together: the mock creates ~10 topics a second);
+# the cases produced and dumped
 setup_file() {
-	local n seed topics pid tb
+	local n seed topics tb i
 	topo_gen $SEEDS
 	for n in 1 2 3; do
 		topics=()
@@ -45,15 +48,20 @@ setup_file() {
 			[ "$BROKERS_N" = "$n" ] && topics+=(--topic "act$seed:$PL" --topic "wx$seed:$PR")
 		done
 		[ ${#topics[@]} -gt 0 ] || continue
+		echo $((${#topics[@]} / 2)) >"$TOPO_DIR/mock$n.topics"
 		ss-mock-broker --no-stdin --brokers "$n" "${topics[@]}" </dev/null \
 			>"$TOPO_DIR/mock$n.out" 2>"$TOPO_DIR/mock$n.err" 3>&- &
 		echo $! >"$TOPO_DIR/mock$n.pid"
+	done
+	for n in 1 2 3; do
+		[ -e "$TOPO_DIR/mock$n.pid" ] || continue
 		tb=
-		for _ in $(seq 100); do
+		for ((i = 0; i < 600 + 4 * $(cat "$TOPO_DIR/mock$n.topics"); i++)); do
 			tb=$(sed -n 's/^BROKERS=//p' "$TOPO_DIR/mock$n.out")
 			[ -n "$tb" ] && break
 			sleep 0.05
 		done
+		[ "${SS_TOPO_VERBOSE:-0}" = 0 ] || echo "# mock cluster $n up after $i looks" >&3
 		[ -n "$tb" ] || { echo "ss-mock-broker did not start: $(cat "$TOPO_DIR/mock$n.err")" >&2; return 1; }
 		for seed in $SEEDS; do
 			topo_plan "$seed"
