@@ -138,6 +138,23 @@ topo_stopper() {
 	done
 }
 
+# topo_subscribe SEED N PARTITIONS ARRAY: how a consumer of run N is told what to read,
+# appended to the array named: the whole topic, -p with every partition listed in a
+# shuffled order, or -G with a group of its own (the group's assignment)
+topo_subscribe() {
+	local -n into=$4
+	local p list=()
+	case $((($1 * 7 + $2) % 3)) in
+	1)
+		for ((p = 0; p < $3; p++)); do list+=("$p"); done
+		list=($(printf '%s\n' "${list[@]}" | shuf --random-source=<(yes "$1$2")))
+		into+=(-p "$(IFS=,; echo "${list[*]}")")
+		;;
+	2) into+=(-G "topo-$1-$2-$RANDOM$RANDOM") ;;
+	esac
+	return 0
+}
+
 # topo_opts EMIT DIRECTION STRICT TOL BY: the ss-asof options in $opts (defaults left out)
 topo_opts() {
 	opts=(--on .value.t)
@@ -181,6 +198,8 @@ topo_exec() {
 	live2 | trickle)
 		local lend=(-e) rend=(-e)
 		[ "$kind" = trickle ] && lend=(-c "$NL") rend=(-c "$NR")
+		topo_subscribe "$seed" "$n" "$PL" lend
+		topo_subscribe "$seed" "$((n + 1))" "$PR" rend
 		cmd="${memenv[*]}${memenv:+ }ss-asof ${opts[*]} <(ss-consume -b \$B ${lend[*]} $LT) <(ss-consume -b \$B ${rend[*]} $RT)"
 		topo_stopper "$D/lpid" "$ls" & s1=$!
 		topo_stopper "$D/rpid" "$rs" & s2=$!

@@ -9,7 +9,8 @@
 # partition or several); left records out of order and before every right record; right
 # records pulled back in time, late in their own partition; a mock cluster of 1 to 3
 # brokers. Each test joins every case's topics one way:
-#   two consumers   ss-asof <(ss-consume -e LEFT) <(ss-consume -e RIGHT), each consumer at
+#   two consumers   ss-asof <(ss-consume -e LEFT) <(ss-consume -e RIGHT), each consumer
+#                   reading its whole topic, a -p list of its partitions or as a -G group, at
 #                   its own speed (SIGSTOP/SIGCONT at random moments, tiny fetches, a late
 #                   start)
 #   one consumer    ss-consume -e LEFT RIGHT | ss-asof --left-topic LEFT --right-topic RIGHT -
