@@ -582,11 +582,11 @@ history_median(const ss_asof *j)
 	int64_t *v = ss_xmalloc(SAMPLE * sizeof *v);
 
 	for (size_t i = 0; i < j->keys.cap; i++)
-		if (j->keys.slot[i] != NULL)
-			total += j->keys.slot[i]->n;
+		if (j->keys.slot[i].key != NULL)
+			total += j->keys.slot[i].key->n;
 	step = total / SAMPLE + 1;
 	for (size_t i = 0, seen = 0; i < j->keys.cap; i++) {
-		const struct asof_key *k = j->keys.slot[i];
+		const struct asof_key *k = j->keys.slot[i].key;
 		for (size_t r = 0; k != NULL && r < k->n; r++, seen++)
 			if (seen % step == 0 && n < SAMPLE)
 				v[n++] = k->hist[r].t;
@@ -628,8 +628,8 @@ evict(ss_asof *j)
 	size_t freed = 0;
 
 	for (size_t i = 0; i < j->keys.cap; i++)
-		if (j->keys.slot[i] != NULL)
-			freed += evict_key(j, j->keys.slot[i], cutoff);
+		if (j->keys.slot[i].key != NULL)
+			freed += evict_key(j, j->keys.slot[i].key, cutoff);
 	j->hist_bytes = freed < j->hist_bytes ? j->hist_bytes - freed : 0;
 }
 
@@ -670,7 +670,7 @@ history_loaded(ss_asof *j)
 {
 	j->hist_bytes = 0;
 	for (size_t i = 0; i < j->keys.cap; i++) {
-		const struct asof_key *k = j->keys.slot[i];
+		const struct asof_key *k = j->keys.slot[i].key;
 		for (size_t r = 0; k != NULL && r < k->n; r++)
 			j->hist_bytes += HIST_COST(k->hist[r].len);
 	}

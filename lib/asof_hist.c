@@ -5,60 +5,69 @@
 
 #include "asof_impl.h"
 #include "diag.h"
+#include "hash.h"
 
-/* FNV-1a: keys are short (a station name, an id), so a simple hash is enough. */
-static uint64_t
-hash_bytes(const char *p, size_t n)
+/* The slot of key (enc, len) with hash h: its own, or the empty one where it belongs. */
+static size_t
+map_find(const struct asof_map *m, uint64_t h, const char *enc, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i = h & (m->cap - 1);
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ULL;
-	return h;
+	for (; m->slot[i].hash != 0; i = (i + 1) & (m->cap - 1)) {
+		const struct asof_key *k = m->slot[i].key;
+		if (m->slot[i].hash == h && k->enclen == len && memcmp(k->enc, enc, len) == 0)
+			break;
+	}
+	return i;
 }
 
 static void
 map_grow(struct asof_map *m)
 {
-	size_t cap = m->cap ? m->cap * 2 : 64;
-	struct asof_key **slot = calloc(cap, sizeof *slot);
+	struct asof_map g = {.cap = m->cap ? m->cap * 2 : 64, .n = m->n};
 
-	if (slot == NULL)
+	g.slot = calloc(g.cap, sizeof *g.slot);
+	if (g.slot == NULL)
 		ss_diag_die(SS_EXIT_DATA, "out of memory");
 	for (size_t i = 0; i < m->cap; i++) {
-		struct asof_key *k = m->slot[i];
-		if (k == NULL)
+		if (m->slot[i].hash == 0)
 			continue;
-		size_t j = k->hash & (cap - 1);
-		while (slot[j])
-			j = (j + 1) & (cap - 1);
-		slot[j] = k;
+		size_t j = m->slot[i].hash & (g.cap - 1);
+		while (g.slot[j].hash != 0)
+			j = (j + 1) & (g.cap - 1);
+		g.slot[j] = m->slot[i];
 	}
 	free(m->slot);
-	m->slot = slot;
-	m->cap = cap;
+	*m = g;
+}
+
+void
+asof_key_prefetch(const struct asof_map *m, const char *enc, size_t len)
+{
+	if (m->cap > 0 && len > 0)
+		__builtin_prefetch(&m->slot[ss_hash_bytes(enc, len) & (m->cap - 1)]);
 }
 
 struct asof_key *
 asof_key_get(struct asof_map *m, const char *enc, size_t len)
 {
-	uint64_t h = hash_bytes(enc, len);
+	static const char none[1];
 
+	if (len == 0) /* no --by: the empty key, maybe from a NULL buffer */
+		enc = none;
+	uint64_t h = ss_hash_bytes(enc, len) | 1; /* 0 marks an empty slot */
 	if (2 * (m->n + 1) > m->cap)
 		map_grow(m);
-	size_t i = h & (m->cap - 1);
-	for (struct asof_key *k; (k = m->slot[i]) != NULL; i = (i + 1) & (m->cap - 1))
-		if (k->hash == h && k->enclen == len && (len == 0 || memcmp(k->enc, enc, len) == 0))
-			return k;
-	struct asof_key *k = calloc(1, sizeof *k);
+	size_t i = map_find(m, h, enc, len);
+	if (m->slot[i].hash != 0)
+		return m->slot[i].key;
+	struct asof_key *k = calloc(1, sizeof *k + len + 1);
 	if (k == NULL)
 		ss_diag_die(SS_EXIT_DATA, "out of memory");
 	k->hash = h;
 	k->enclen = (uint32_t)len;
-	k->enc = ss_xmalloc(len + 1);
-	if (len > 0) /* no --by: the empty key, maybe from a NULL buffer */
-		memcpy(k->enc, enc, len);
-	m->slot[i] = k;
+	memcpy(k->enc, enc, len);
+	m->slot[i] = (struct asof_slot_ent){.hash = h, .key = k};
 	m->n++;
 	return k;
 }
@@ -67,13 +76,12 @@ void
 asof_map_free(struct asof_map *m)
 {
 	for (size_t i = 0; i < m->cap; i++) {
-		struct asof_key *k = m->slot[i];
+		struct asof_key *k = m->slot[i].key;
 		if (k == NULL)
 			continue;
 		for (size_t r = 0; r < k->n; r++)
 			free(k->hist[r].raw);
 		free(k->hist);
-		free(k->enc);
 		free(k);
 	}
 	free(m->slot);

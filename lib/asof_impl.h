@@ -30,15 +30,15 @@ struct asof_right {
 struct asof_held;
 
 struct asof_key {
-	uint64_t hash;
-	uint32_t enclen;
-	char *enc;
 	struct asof_right *hist; /* sorted by t, unique t */
 	size_t n, cap;
+	uint64_t hash;
+	uint32_t enclen;
 	bool pruned; /* older history was dropped: lookups before hist[0] are unknown */
 	bool on_disk; /* older history is in the store only (evicted): every record older
 			 than hist[0] (asof.c evict) */
 	struct asof_held *held;  /* this key's held/open left records */
+	char enc[];  /* the encoded key, in the same allocation: one cache miss less */
 };
 
 /* A left record held for defer, or open for revision (revise). */
@@ -59,7 +59,12 @@ struct asof_held {
 };
 
 struct asof_map {
-	struct asof_key **slot;
+	/* open addressing; a key's hash (odd) beside it, so a probe reads only the slot
+	 * array until a hash matches; hash 0 and key NULL: empty */
+	struct asof_slot_ent {
+		uint64_t hash;
+		struct asof_key *key;
+	} *slot;
 	size_t cap, n;
 };
 
@@ -190,6 +195,9 @@ asof_ctop(const ss_asof *j)
 
 /* asof_hist.c: keys, right history, release heap. */
 struct asof_key *asof_key_get(struct asof_map *m, const char *enc, size_t len);
+/* Start loading the slot of a key about to be looked up (a cache miss that overlaps
+ * with the work before the lookup). */
+void asof_key_prefetch(const struct asof_map *m, const char *enc, size_t len);
 void asof_map_free(struct asof_map *m);
 /* Insert, or replace the record with the same time unless it ranks higher (seq):
  * NULL then, raw freed. Takes ownership of raw. */

@@ -270,6 +270,8 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 		stop_if_signalled();
 		if (!have_l && !j->left_eof && !(have_l = next_record(j, l, true, &j->lin)))
 			j->left_eof = true;
+		else if (have_l)
+			asof_key_prefetch(&j->keys, j->lin.key.data, j->lin.key.len);
 		if (have_l && j->batch && j->lin.t < lmax) {
 			run_indexed(j, l, r, true);
 			return;
@@ -278,6 +280,8 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 			lmax = j->lin.t;
 		if (!have_r && !j->right_eof && !(have_r = next_record(j, r, false, &j->rin)))
 			right_ended(j);
+		else if (have_r)
+			asof_key_prefetch(&j->keys, j->rin.key.data, j->rin.key.len);
 		if (asof_done(j) || (!have_l && !have_r))
 			return;
 		if (have_r && (!have_l || j->rin.t <= j->lin.t)) {
