@@ -299,6 +299,7 @@ parse_valid(ss_asof *j, bool left, struct asof_in *in, bool env_read)
 	if (!env_read)
 		in->has_env = !j->batch && !(left && j->left_bare) && ss_envelope_get(in->raw, in->len, &in->env);
 	ss_rec_init(&rec, in->raw, in->len);
+	ss_rec_set_members(&rec, in->members, in->nmembers);
 	ok = parse_time(j, left, in, &rec) && parse_key(j, left, in, &rec);
 	ss_rec_done(&rec);
 	if (!ok && in->has_env && !j->dir)
@@ -345,6 +346,15 @@ locate(struct asof_in *in, const char *raw, size_t len, uint64_t line)
 	in->line = line;
 }
 
+/* Is the record valid JSON? Its members are noted on the way, for its fields. */
+static bool
+valid_noted(struct asof_in *in, const char **why)
+{
+	size_t max = sizeof in->members / sizeof in->members[0];
+
+	return ss_jscan_document_members(in->raw, in->raw + in->len, in->members, max, &in->nmembers, why);
+}
+
 bool
 asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in)
 {
@@ -353,7 +363,7 @@ asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, st
 	locate(in, raw, len, line);
 	if (ss_ndjson_blank(raw, len))
 		return false;
-	if (!ss_ndjson_valid(raw, len, &why)) {
+	if (!valid_noted(in, &why)) {
 		reject(j, left, in, "invalid JSON", why);
 		return false;
 	}
@@ -372,7 +382,7 @@ asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *lef
 	locate(&one, raw, len, line);
 	if (ss_ndjson_blank(raw, len))
 		return false;
-	if (!ss_ndjson_valid(raw, len, &why)) {
+	if (!valid_noted(&one, &why)) {
 		reject_unsided(j, &one, "invalid JSON", why);
 		return false;
 	}
@@ -387,6 +397,8 @@ asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *lef
 	*left = strcmp(env.topic, j->o.left_topic) == 0;
 	in = *left ? &j->lin : &j->rin;
 	locate(in, raw, len, line);
+	memcpy(in->members, one.members, sizeof one.members);
+	in->nmembers = one.nmembers;
 	in->has_env = true;
 	in->env = env;
 	return parse_valid(j, *left, in, true);

@@ -15,6 +15,7 @@
 #include "envelope.h"
 #include "expr.h"
 #include "feed.h"
+#include "jscan.h"
 
 #define ASOF_NONE INT64_MIN /* no time yet */
 #define CHECKPOINT_RECORDS 10000
@@ -82,6 +83,9 @@ struct asof_in {
 	ss_buf key; /* keyenc bytes; empty without --by */
 	bool has_env;
 	struct ss_envelope env;
+	/* its top-level members, noted while it was validated (SIZE_MAX: not noted) */
+	struct ss_jmember members[16];
+	size_t nmembers;
 };
 
 /* The progress of one topic-partition of an input (asof_wm.c). */

@@ -175,6 +175,21 @@ ss_rec_init(ss_rec *r, const char *raw, size_t len)
 	r->len = len;
 	r->doc = jv_invalid();
 	r->parsed = false;
+	r->members = NULL;
+	r->nmembers = SIZE_MAX;
+}
+
+void
+ss_rec_set_members(ss_rec *r, const struct ss_jmember *m, size_t n)
+{
+	r->members = m;
+	r->nmembers = n;
+}
+
+static bool
+rec_find(const struct ss_jpath *path, const ss_rec *r, const char **vs, const char **ve, bool *type_error)
+{
+	return ss_jpath_find_in(path, r->raw, r->raw + r->len, r->members, r->nmembers, vs, ve, type_error);
 }
 
 jv
@@ -219,7 +234,7 @@ ss_expr_raw(ss_expr *e, ss_rec *r, const char **start, size_t *len)
 	const char *vs, *ve;
 	bool type_error;
 
-	if (e->path == NULL || !ss_jpath_find(e->path, r->raw, r->raw + r->len, &vs, &ve, &type_error))
+	if (e->path == NULL || !rec_find(e->path, r, &vs, &ve, &type_error))
 		return false;
 	*start = vs;
 	*len = (size_t)(ve - vs);
@@ -234,7 +249,7 @@ path_absent(const struct ss_jpath *path, const ss_rec *r)
 	const char *vs, *ve;
 	bool type_error;
 
-	return !ss_jpath_find(path, r->raw, r->raw + r->len, &vs, &ve, &type_error) && !type_error;
+	return !rec_find(path, r, &vs, &ve, &type_error) && !type_error;
 }
 
 bool
@@ -255,7 +270,7 @@ ss_expr_eval(ss_expr *e, ss_rec *r)
 	bool type_error;
 
 	if (e->path) {
-		if (ss_jpath_find(e->path, r->raw, r->raw + r->len, &vs, &ve, &type_error))
+		if (rec_find(e->path, r, &vs, &ve, &type_error))
 			return jv_parse_sized(vs, (int)(ve - vs));
 		if (!type_error)
 			return jv_null();
@@ -289,7 +304,7 @@ raw_element(const struct ss_jpath *path, ss_rec *r, ss_buf *enc, ss_buf *text)
 	const char *vs, *ve;
 	bool type_error;
 
-	if (!ss_jpath_find(path, r->raw, r->raw + r->len, &vs, &ve, &type_error)) {
+	if (!rec_find(path, r, &vs, &ve, &type_error)) {
 		if (type_error)
 			return false;
 		vs = "null";

@@ -6,6 +6,9 @@
 #include <jv.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+struct ss_jmember;
 
 typedef struct ss_expr ss_expr;
 /* A record being processed: raw text plus its parsed form, built at most once. */
@@ -14,6 +17,8 @@ typedef struct ss_rec {
 	size_t len;
 	jv doc; /* jv_invalid() until needed */
 	bool parsed;
+	const struct ss_jmember *members; /* its top-level members, when noted (jscan.h) */
+	size_t nmembers;
 } ss_rec;
 
 /* Compile; on a compile error print jq's message ("ss-TOOL: OPTION: ...") and exit 3. */
@@ -23,6 +28,9 @@ bool ss_expr_is_path(const ss_expr *e);
 const char *ss_expr_text(const ss_expr *e);
 
 void ss_rec_init(ss_rec *r, const char *raw, size_t len);
+/* The record's members as ss_jscan_document_members noted them while validating it
+ * (borrowed): plain paths then start from them instead of scanning the record again. */
+void ss_rec_set_members(ss_rec *r, const struct ss_jmember *m, size_t n);
 /* The parsed document (borrowed: do not free; valid until ss_rec_done). */
 jv ss_rec_doc(ss_rec *r);
 void ss_rec_done(ss_rec *r);

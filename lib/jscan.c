@@ -245,9 +245,10 @@ scan_literal(const char *p, const char *end, const char *word, const char **why)
 	return p + n;
 }
 
-/* Iterative, so hostile nesting costs no stack: containers[] remembers '{' or '['. */
-const char *
-ss_jscan_value(const char *p, const char *end, const char **why)
+/* Iterative, so hostile nesting costs no stack: containers[] remembers '{' or '['.
+ * At most maxdepth containers deep (MAX_DEPTH for a whole document). */
+static const char *
+scan_value(const char *p, const char *end, const char **why, int maxdepth)
 {
 	char containers[MAX_DEPTH];
 	int depth = 0;
@@ -265,7 +266,7 @@ ss_jscan_value(const char *p, const char *end, const char **why)
 		switch (*p) {
 		case '{':
 		case '[':
-			if (depth == MAX_DEPTH) {
+			if (depth == maxdepth) {
 				*why = "nesting too deep";
 				return NULL;
 			}
@@ -340,6 +341,78 @@ object_key:
 		}
 		p++;
 	}
+}
+
+const char *
+ss_jscan_value(const char *p, const char *end, const char **why)
+{
+	return scan_value(p, end, why, MAX_DEPTH);
+}
+
+/* The members of the object at p (its '{'), validated as scan_value would: returns the
+ * byte after its '}' or NULL (*why set); *n = SIZE_MAX when it has more than max. */
+static const char *
+scan_members(const char *p, const char *end, struct ss_jmember *m, size_t max, size_t *n,
+	     const char **why)
+{
+	*n = 0;
+	p = skip_ws(p + 1, end);
+	if (p < end && *p == '}')
+		return p + 1;
+	for (;;) {
+		if (p >= end || *p != '"') {
+			*why = "expected a string key";
+			return NULL;
+		}
+		const char *ks = p;
+		if ((p = scan_string(p, end, why)) == NULL)
+			return NULL;
+		const char *ke = p;
+		p = skip_ws(p, end);
+		if (p >= end || *p != ':') {
+			*why = "expected ':'";
+			return NULL;
+		}
+		p = skip_ws(p + 1, end);
+		const char *vs = p;
+		if ((p = scan_value(p, end, why, MAX_DEPTH - 1)) == NULL)
+			return NULL;
+		if (*n < max)
+			m[*n] = (struct ss_jmember){.key = ks, .keyend = ke, .value = vs, .valueend = p};
+		if (*n != SIZE_MAX)
+			*n = *n < max ? *n + 1 : SIZE_MAX;
+		p = skip_ws(p, end);
+		if (p < end && *p == '}')
+			return p + 1;
+		if (p >= end || *p != ',') {
+			*why = p >= end ? "unexpected end of input" : "expected ',' or '}'";
+			return NULL;
+		}
+		p = skip_ws(p + 1, end);
+	}
+}
+
+bool
+ss_jscan_document_members(const char *p, const char *end, struct ss_jmember *m, size_t max,
+			  size_t *n, const char **why)
+{
+	const char *dummy;
+
+	if (why == NULL)
+		why = &dummy;
+	p = skip_ws(p, end);
+	*n = SIZE_MAX;
+	if (p < end && *p == '{')
+		p = scan_members(p, end, m, max, n, why);
+	else
+		p = ss_jscan_value(p, end, why);
+	if (p == NULL)
+		return false;
+	if (skip_ws(p, end) != end) {
+		*why = "unexpected text after the JSON value";
+		return false;
+	}
+	return true;
 }
 
 bool
@@ -606,16 +679,17 @@ find_element(const char *p, const char *end, long index, const char **vs, const 
 	}
 }
 
-bool
-ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,
-	      const char **vstart, const char **vend, bool *type_error)
+/* Follow path from step `from` at the value [p, end). */
+static bool
+find_from(const struct ss_jpath *path, int from, const char *p, const char *end,
+	  const char **vstart, const char **vend, bool *type_error)
 {
 	const char *why;
 
 	*type_error = false;
 	p = skip_ws(p, end);
 	const char *e = end; /* the document is valid: members are found before its end */
-	for (int i = 0; i < path->nsteps; i++) {
+	for (int i = from; i < path->nsteps; i++) {
 		const struct step *st = &path->steps[i];
 		if (p >= e || *p == 'n')
 			return false; /* null indexed by anything is null */
@@ -630,9 +704,32 @@ ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,
 			return false;
 		}
 	}
-	if (path->nsteps == 0 && (e = ss_jscan_value(p, end, &why)) == NULL)
+	if (path->nsteps == from && (e = ss_jscan_value(p, end, &why)) == NULL)
 		return *type_error = true, false;
 	*vstart = p;
 	*vend = e;
 	return true;
+}
+
+bool
+ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,
+	      const char **vstart, const char **vend, bool *type_error)
+{
+	return find_from(path, 0, p, end, vstart, vend, type_error);
+}
+
+bool
+ss_jpath_find_in(const struct ss_jpath *path, const char *p, const char *end,
+		 const struct ss_jmember *m, size_t n, const char **vstart, const char **vend,
+		 bool *type_error)
+{
+	const struct step *st = &path->steps[0];
+
+	if (m == NULL || n == SIZE_MAX || path->nsteps == 0 || st->key == NULL)
+		return ss_jpath_find(path, p, end, vstart, vend, type_error);
+	*type_error = false;
+	for (size_t i = n; i-- > 0;) /* the last duplicate, as jq keeps it */
+		if (key_equals(m[i].key, m[i].keyend, st->key, st->keylen))
+			return find_from(path, 1, m[i].value, m[i].valueend, vstart, vend, type_error);
+	return false;
 }

@@ -13,6 +13,15 @@
 const char *ss_jscan_value(const char *p, const char *end, const char **why);
 /* Check that [p,end) holds exactly one JSON value, optionally surrounded by whitespace. */
 bool ss_jscan_document(const char *p, const char *end, const char **why);
+/* One member of an object: its key (quotes included) and its value, raw. */
+struct ss_jmember {
+	const char *key, *keyend, *value, *valueend;
+};
+/* ss_jscan_document, noting in m[0..*n) the members of a document that is an object
+ * (in order, duplicates included): *n = SIZE_MAX when it is not one or has more than
+ * max. One pass for both: a record is validated and its fields found together. */
+bool ss_jscan_document_members(const char *p, const char *end, struct ss_jmember *m, size_t max,
+			       size_t *n, const char **why);
 /* Is [p,end) valid UTF-8 (no overlongs, no surrogates)? */
 bool ss_jscan_utf8(const char *p, const char *end);
 
@@ -27,4 +36,9 @@ void ss_jpath_free(struct ss_jpath *path);
  * (jq would give null for missing keys, an error for wrong types: *type_error says which). */
 bool ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,
 		   const char **vstart, const char **vend, bool *type_error);
+/* ss_jpath_find on the document [p,end) whose members ss_jscan_document_members noted
+ * in m[0..n) (m NULL or n SIZE_MAX: not noted): the first step is looked up there. */
+bool ss_jpath_find_in(const struct ss_jpath *path, const char *p, const char *end,
+		      const struct ss_jmember *m, size_t n, const char **vstart, const char **vend,
+		      bool *type_error);
 #endif
