@@ -46,6 +46,25 @@ compiled(const char *text)
 	return cache[h].jq;
 }
 
+/* The lookup from noted members (ss-asof's one pass) finds what the scan finds. */
+static void
+check_from_members(const struct ss_jpath *path, const char *expr, const char *doc, size_t len,
+		   bool found, const char *vs, const char *ve, bool type_error)
+{
+	struct ss_jmember m[8];
+	const char *vs2 = NULL, *ve2 = NULL;
+	size_t n;
+	bool type_error2;
+
+	if (!ss_jscan_document_members(doc, doc + len, m, 8, &n, NULL))
+		fuzz_fail("members scan refuses a valid document");
+	bool found2 = ss_jpath_find_in(path, doc, doc + len, m, n, &vs2, &ve2, &type_error2);
+	if (found2 != found || type_error2 != type_error || (found && (vs2 != vs || ve2 != ve)))
+		fuzz_fail("%s: from the members %s, from a scan %s", expr,
+			  found2 ? "found" : type_error2 ? "type error" : "missing",
+			  found ? "found" : type_error ? "type error" : "missing");
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -64,6 +83,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool found = ss_jpath_find(path, doc, doc + len, &vs, &ve, &type_error);
 	if (found && (vs < doc || ve > doc + len || vs >= ve))
 		fuzz_fail("span outside the document");
+	check_from_members(path, expr, doc, len, found, vs, ve, type_error);
 	jv in = jv_parse_sized(doc, (int)len);
 	if (jv_is_valid(in)) { /* jq refuses deep or lenient input that jscan accepts */
 		jq_state *jq = compiled(expr);

@@ -65,11 +65,31 @@ sane(const char *p, size_t len)
 	return true;
 }
 
+/* Validating while noting the members (ss-asof's one pass) is the same validation: the
+ * same verdict and reason, members in order and inside the line. */
+static void
+check_members(const char *line, size_t len, bool ok, const char *why)
+{
+	struct ss_jmember m[4];
+	const char *why2 = NULL;
+	size_t n;
+	bool ok2 = ss_jscan_document_members(line, line + len, m, 4, &n, &why2);
+
+	if (ok2 != ok || (!ok && strcmp(why, why2) != 0))
+		fuzz_fail("members scan says %s, document scan %s: %.*s", ok2 ? "valid" : why2,
+			  ok ? "valid" : why, (int)len, line);
+	for (size_t i = 0; ok && n != SIZE_MAX && i < n; i++)
+		if (m[i].key < line || m[i].keyend > m[i].value || m[i].value >= m[i].valueend ||
+		    m[i].valueend > line + len || (i > 0 && m[i].key < m[i - 1].valueend))
+			fuzz_fail("member %zu out of place: %.*s", i, (int)len, line);
+}
+
 static void
 check_line(const char *line, size_t len)
 {
 	const char *why = NULL;
 	bool ok = ss_ndjson_valid(line, len, &why);
+	check_members(line, len, ok, why);
 	jv v = jv_parse_sized(line, (int)len);
 	bool jq_ok = jv_is_valid(v);
 
