@@ -85,7 +85,8 @@ close_cluster(struct inspect *in)
 {
 	int status = SS_EXIT_OK;
 
-	if (fwrite(in->out.data, 1, in->out.len, stdout) != in->out.len || fflush(stdout) != 0)
+	if ((in->out.len > 0 && fwrite(in->out.data, 1, in->out.len, stdout) != in->out.len) ||
+	    fflush(stdout) != 0)
 		status = SS_EXIT_DATA;
 	ss_buf_free(&in->out);
 	rd_kafka_topic_partition_list_destroy(in->parts);
