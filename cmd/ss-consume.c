@@ -7,6 +7,7 @@
 
 #include "consume.h"
 #include "diag.h"
+#include "inspect.h"
 #include "sstime.h"
 
 static const char usage[] =
@@ -14,12 +15,21 @@ static const char usage[] =
     "                  [--from time] [--until time] [--offsets-from path] [--checkpoint db:name]\n"
     "                  [--end-file file] [--key-format fmt] [--value-format fmt]\n"
     "                  [--timeout duration] [--progress]\n"
-    "                  [-X prop=val]... [-F file]... topic...\n";
+    "                  [-X prop=val]... [-F file]... topic...\n"
+    "       ss-consume -L [-b brokers] [--timeout duration] [-X prop=val]... [-F file]... [topic...]\n"
+    "       ss-consume -G group --lag [-b brokers] [--timeout duration] [-X prop=val]... [-F file]...\n"
+    "                  [topic...]\n"
+    "       ss-consume --offsets-at time [-b brokers] [--timeout duration] [-X prop=val]...\n"
+    "                  [-F file]... [topic...]\n"
+    "       ss-consume -h\n";
 
 enum {
 	OPT_FROM = 256, OPT_UNTIL, OPT_OFFSETS_FROM, OPT_CHECKPOINT, OPT_KEY_FORMAT,
-	OPT_VALUE_FORMAT, OPT_TIMEOUT, OPT_PROGRESS, OPT_END_FILE,
+	OPT_VALUE_FORMAT, OPT_TIMEOUT, OPT_PROGRESS, OPT_END_FILE, OPT_LAG, OPT_OFFSETS_AT,
 };
+
+/* The questions about the cluster (-L, --lag, --offsets-at) instead of a read. */
+enum mode { READ, LIST, LAG, OFFSETS_AT };
 
 static const struct option longopts[] = {
 	{"brokers", required_argument, NULL, 'b'},
@@ -37,6 +47,9 @@ static const struct option longopts[] = {
 	{"value-format", required_argument, NULL, OPT_VALUE_FORMAT},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
 	{"progress", no_argument, NULL, OPT_PROGRESS},
+	{"list", no_argument, NULL, 'L'},
+	{"lag", no_argument, NULL, OPT_LAG},
+	{"offsets-at", required_argument, NULL, OPT_OFFSETS_AT},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -63,16 +76,48 @@ checkpoint_arg(struct ss_consume_opts *o, const char *arg)
 	o->checkpoint_name = colon + 1;
 }
 
+static void
+set_mode(enum mode *mode, enum mode m)
+{
+	if (*mode != READ && *mode != m)
+		ss_diag_usage_error(usage, "-L, --lag and --offsets-at: one at a time");
+	*mode = m;
+}
+
+/* -L, --lag, --offsets-at: options that only a read takes are usage errors. */
+static int
+inspect(const struct ss_consume_opts *o, enum mode mode, int64_t at_ms, char **topics, int ntopics)
+{
+	struct ss_inspect_opts io = {.k = &o->k, .topics = topics, .ntopics = ntopics,
+				     .group = o->group, .time_ms = at_ms, .table = isatty(1)};
+
+	if (o->exit_at_end || o->count >= 0 || o->start_given || o->npstarts > 0 || o->npartitions > 0 ||
+	    o->from_set || o->until_set || o->offsets_from != NULL || o->checkpoint_db != NULL ||
+	    o->end_file != NULL || o->progress)
+		ss_diag_usage_error(usage, "-L, --lag and --offsets-at read no records: "
+					   "no -e, -c, -o, -p, --from, --until, --offsets-from, --checkpoint, "
+					   "--end-file or --progress");
+	if (mode == LAG && o->group == NULL)
+		ss_diag_usage_error(usage, "--lag needs a group (-G)");
+	if (mode != LAG && o->group != NULL)
+		ss_diag_usage_error(usage, "-G with -L or --offsets-at: did you mean --lag?");
+	if (mode == LIST)
+		return ss_inspect_list(&io);
+	return mode == LAG ? ss_inspect_lag(&io) : ss_inspect_offsets_at(&io);
+}
+
 int
 main(int argc, char **argv)
 {
 	struct ss_consume_opts o;
+	enum mode mode = READ;
+	int64_t at_ms = 0;
 	int ch;
 	char *end;
 
 	ss_diag_init("ss-consume");
 	ss_consume_opts_init(&o);
-	while ((ch = getopt_long(argc, argv, "b:G:p:o:ec:X:F:h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "b:G:p:o:ec:X:F:Lh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'b':
 			o.k.brokers = optarg;
@@ -132,12 +177,27 @@ main(int argc, char **argv)
 		case OPT_PROGRESS:
 			o.progress = isatty(2);
 			break;
+		case 'L':
+			set_mode(&mode, LIST);
+			break;
+		case OPT_LAG:
+			set_mode(&mode, LAG);
+			break;
+		case OPT_OFFSETS_AT:
+			set_mode(&mode, OFFSETS_AT);
+			at_ms = time_ms("--offsets-at", optarg[0] == '@' ? optarg + 1 : optarg);
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
 		default:
 			ss_diag_usage_error(usage, "unknown option");
 		}
+	}
+	if (mode != READ) {
+		int status = inspect(&o, mode, at_ms, argv + optind, argc - optind);
+		ss_kopts_free(&o.k);
+		return status;
 	}
 	if (optind == argc)
 		ss_diag_usage_error(usage, "no topic given");

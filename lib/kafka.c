@@ -265,6 +265,20 @@ ss_kafka_exit_code(rd_kafka_resp_err_t err)
 	}
 }
 
+static void
+metadata_check(rd_kafka_resp_err_t err, const struct ss_kopts *o)
+{
+	const char *last;
+
+	if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
+		return;
+	last = ss_kafka_last_error();
+	ss_diag_die(ss_kafka_exit_code(err) == SS_EXIT_TEMPFAIL ? SS_EXIT_TEMPFAIL :
+		    SS_EXIT_DATA, "cannot reach brokers %s within %.3gs: %s%s%s",
+		    ss_kopts_brokers(o), o->timeout_ms / 1000.0, rd_kafka_err2str(err),
+		    *last ? ": " : "", last);
+}
+
 const rd_kafka_metadata_t *
 ss_kafka_metadata(rd_kafka_t *rk, const struct ss_kopts *o, const char *topic)
 {
@@ -274,13 +288,16 @@ ss_kafka_metadata(rd_kafka_t *rk, const struct ss_kopts *o, const char *topic)
 
 	err = rd_kafka_metadata(rk, 0, rkt, &md, (int)o->timeout_ms);
 	rd_kafka_topic_destroy(rkt);
-	if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-		const char *last = ss_kafka_last_error();
-		ss_diag_die(ss_kafka_exit_code(err) == SS_EXIT_TEMPFAIL ? SS_EXIT_TEMPFAIL :
-			    SS_EXIT_DATA, "cannot reach brokers %s within %.3gs: %s%s%s",
-			    ss_kopts_brokers(o), o->timeout_ms / 1000.0, rd_kafka_err2str(err),
-			    *last ? ": " : "", last);
-	}
+	metadata_check(err, o);
+	return md;
+}
+
+const rd_kafka_metadata_t *
+ss_kafka_metadata_all(rd_kafka_t *rk, const struct ss_kopts *o)
+{
+	const rd_kafka_metadata_t *md = NULL;
+
+	metadata_check(rd_kafka_metadata(rk, 1, NULL, &md, (int)o->timeout_ms), o);
 	return md;
 }
 

@@ -54,6 +54,9 @@ void ss_kafka_clear_all_down(void);
  * broker answers within timeout_ms. Returns the metadata (rd_kafka_metadata_destroy it). */
 const rd_kafka_metadata_t *ss_kafka_metadata(rd_kafka_t *rk, const struct ss_kopts *o,
 					     const char *topic);
+/* The metadata of every topic (asking for all never creates one, as asking for a name
+ * may where brokers auto-create topics). Exits as ss_kafka_metadata does. */
+const rd_kafka_metadata_t *ss_kafka_metadata_all(rd_kafka_t *rk, const struct ss_kopts *o);
 /* The exit status an error should end the run with: 75 for unavailable brokers and time
  * outs, 1 for everything else. */
 int ss_kafka_exit_code(rd_kafka_resp_err_t err);
