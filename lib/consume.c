@@ -987,7 +987,8 @@ static const char *const consumer_defaults[] = {
 	"enable.partition.eof", "true",
 	"auto.offset.reset", "earliest",
 	"fetch.wait.max.ms", "100",
-	"queued.max.messages.kbytes", "65536",
+	"queued.min.messages", "1000000",
+	"queued.max.messages.kbytes", "16384",
 	NULL,
 };
 
