@@ -606,16 +606,36 @@ find_element(const char *p, const char *end, long index, const char **vs, const 
 	}
 }
 
+int
+ss_jpath_nsteps(const struct ss_jpath *path)
+{
+	return path->nsteps;
+}
+
+const char *
+ss_jpath_key(const struct ss_jpath *path, int i, size_t *len)
+{
+	*len = path->steps[i].keylen;
+	return path->steps[i].key;
+}
+
 bool
 ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,
 	      const char **vstart, const char **vend, bool *type_error)
+{
+	return ss_jpath_find_from(path, 0, p, end, vstart, vend, type_error);
+}
+
+bool
+ss_jpath_find_from(const struct ss_jpath *path, int from, const char *p, const char *end,
+		   const char **vstart, const char **vend, bool *type_error)
 {
 	const char *why;
 
 	*type_error = false;
 	p = skip_ws(p, end);
 	const char *e = end; /* the document is valid: members are found before its end */
-	for (int i = 0; i < path->nsteps; i++) {
+	for (int i = from; i < path->nsteps; i++) {
 		const struct step *st = &path->steps[i];
 		if (p >= e || *p == 'n')
 			return false; /* null indexed by anything is null */
@@ -630,7 +650,7 @@ ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,
 			return false;
 		}
 	}
-	if (path->nsteps == 0 && (e = ss_jscan_value(p, end, &why)) == NULL)
+	if (from == path->nsteps && (e = ss_jscan_value(p, end, &why)) == NULL)
 		return *type_error = true, false;
 	*vstart = p;
 	*vend = e;
