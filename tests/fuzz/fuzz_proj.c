@@ -19,17 +19,30 @@ ignore_error(void *data, jv msg)
 	jv_free(msg);
 }
 
+static jq_state *jq;
+static char *compiled;
+
+/* libjq keeps a run's stack through a pointer to its end, which leak checkers take for
+ * memory lost: the last state is torn down at exit */
+static void
+teardown(void)
+{
+	jq_teardown(&jq);
+	free(compiled);
+}
+
 /* jq's first output of expr on input (consumed), and whether it had exactly one. */
 static jv
 jq_run(const char *expr, jv input, bool *one)
 {
-	static jq_state *jq;
-	static char *compiled;
+	static bool registered;
 
+	if (!registered)
+		registered = atexit(teardown) == 0;
 	if (compiled == NULL || strcmp(compiled, expr) != 0) {
 		free(compiled);
+		compiled = NULL;
 		jq_teardown(&jq);
-		compiled = strdup(expr);
 		jq = jq_init();
 		jq_set_error_cb(jq, ignore_error, NULL);
 		if (!jq_compile(jq, expr)) {
@@ -37,6 +50,7 @@ jq_run(const char *expr, jv input, bool *one)
 			*one = false;
 			return jv_invalid(); /* no message: not jq, nothing to compare */
 		}
+		compiled = strdup(expr);
 	}
 	jq_start(jq, input, 0);
 	jv first = jq_next(jq);
