@@ -385,15 +385,15 @@ key_taken(const ss_proj *obj, const char *key, size_t len)
 static ss_proj *
 parse_member(struct parser *ps)
 {
-	const char *b = ps->s;
 	char *key;
 	size_t len;
 
 	skip_space(ps);
-	if (*ps->s == '"')
+	const char *b = ps->s;
+	if (*b == '"')
 		key = parse_string(ps, &len);
 	else {
-		for (b = ps->s; ident_char(*ps->s, ps->s == b);)
+		while (ident_char(*ps->s, ps->s == b))
 			ps->s++;
 		key = ps->s > b ? jv_text(jv_string_sized(b, (int)(ps->s - b)), &len) : NULL;
 	}
