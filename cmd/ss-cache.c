@@ -83,7 +83,7 @@ struct put {
 	bool passing_on;                  /* writing it out: do not commit if that fails */
 	int pending_records;
 	uint64_t stored, replays, rejected;
-	ss_buf keyenc, keytext;
+	ss_buf keyenc, keytext, valtext;
 };
 
 static struct put P; /* one per process; the atexit handler needs it */
@@ -222,23 +222,19 @@ put_record(struct put *p, const char *line, size_t len)
 	}
 	const char *value = line;
 	size_t vlen = len;
-	jv vtext = jv_invalid();
 	if (p->value) {
-		jv v = ss_expr_eval(p->value, &rec);
-		if (!jv_is_valid(v)) {
-			char msg[512], m[256];
-			snprintf(msg, sizeof msg, "--value %s: %s", ss_expr_text(p->value), ss_expr_errmsg(v, m, sizeof m));
-			jv_free(v);
+		char msg[512], m[256];
+		ss_buf_reset(&p->valtext);
+		if (ss_expr_json(p->value, &rec, &p->valtext, m, sizeof m) < 0) {
+			snprintf(msg, sizeof msg, "--value %s: %s", ss_expr_text(p->value), m);
 			ss_rec_done(&rec);
 			reject(p, line, len, msg);
 			return;
 		}
-		vtext = jv_dump_string(v, 0);
-		value = jv_string_value(vtext);
-		vlen = strlen(value);
+		value = p->valtext.data;
+		vlen = p->valtext.len;
 	}
 	ss_store_put_enc(store, p->keyenc.data, p->keyenc.len, p->keytext.data, p->keytext.len, value, vlen);
-	jv_free(vtext);
 	ss_rec_done(&rec);
 	if (has_env)
 		ss_store_offset_set(store, env.topic, env.partition, env.offset);
@@ -322,6 +318,7 @@ cmd_put(struct state *state, int argc, char **argv)
 	ss_buf_free(&p->pending);
 	ss_buf_free(&p->keyenc);
 	ss_buf_free(&p->keytext);
+	ss_buf_free(&p->valtext);
 	return SS_EXIT_OK;
 }
 

@@ -8,6 +8,7 @@
 #include "asof_impl.h"
 #include "diag.h"
 #include "keyenc.h"
+#include "proj.h"
 
 enum { UNSPILL_BATCH = 1024 }; /* spilled held records read back at a time */
 
@@ -152,6 +153,7 @@ asof_join_new(ss_asof *top, const char *path, int32_t partition)
 	j->lby = top->lby;
 	j->rby = top->rby;
 	j->select = top->select;
+	j->proj = top->proj;
 	j->late = top->late;
 	j->right_eof = top->right_eof;
 	state_open(j);
@@ -169,8 +171,10 @@ ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out)
 		j->lby = ss_expr_compile(opts->left_by, opts->left_by == opts->right_by ? "--by" : "--left-by");
 	if (opts->right_by)
 		j->rby = ss_expr_compile(opts->right_by, opts->left_by == opts->right_by ? "--by" : "--right-by");
-	if (opts->select)
+	if (opts->select) {
 		j->select = compile_select(opts->select);
+		j->proj = ss_proj_compile(opts->select);
+	}
 	if (opts->late_file && (j->late = fopen(opts->late_file, "a")) == NULL)
 		ss_diag_die(SS_EXIT_DATA, "%s: cannot open: %m", opts->late_file);
 	if (opts->acks) {
@@ -461,6 +465,30 @@ mark_text(unsigned mark)
 	return mark & ASOF_MARK_EXPIRED ? ",\"expired\":true" : mark & ASOF_MARK_EARLY ? ",\"final\":false" : "";
 }
 
+/* --select of proj.h's grammar, run on the parts of the result, which is never assembled;
+ * false when libjq is to say why it fails on them. */
+static bool
+emit_projected(ss_asof *j, const char *raw, size_t len, const struct asof_right *r, int64_t revision,
+	       unsigned mark)
+{
+	struct ss_proj_member m[4] = {{"left", raw, len}, {"right", r ? r->raw : "null", r ? r->len : 4}};
+	struct ss_proj_root root = {NULL, 0, m, 2};
+	char num[32];
+
+	if (revision >= 0)
+		m[root.nmembers++] = (struct ss_proj_member){"revision", num,
+			(size_t)snprintf(num, sizeof num, "%" PRId64, revision)};
+	if (mark & ASOF_MARK_EXPIRED)
+		m[root.nmembers++] = (struct ss_proj_member){"expired", "true", 4};
+	else if (mark & ASOF_MARK_EARLY)
+		m[root.nmembers++] = (struct ss_proj_member){"final", "false", 5};
+	ss_buf_reset(&j->obuf);
+	if (!ss_proj_eval(j->proj, &root, &j->obuf))
+		return false;
+	asof_out(j, j->obuf.data, j->obuf.len);
+	return true;
+}
+
 /* Write one result; revision < 0 outside revise mode; mark: ASOF_MARK_*. */
 void
 asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r, int64_t revision,
@@ -494,6 +522,8 @@ asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct a
 		ss_writer_write(j->out, "}\n", 2);
 		return;
 	}
+	if (j->proj && emit_projected(j, raw, len, r, revision, mark))
+		return;
 	ss_buf_reset(b);
 	ss_buf_add(b, "{\"left\":", 8);
 	ss_buf_add(b, raw, len);
@@ -1388,6 +1418,7 @@ free_shared(ss_asof *j)
 	ss_expr_free(j->rby);
 	if (j->select)
 		jq_teardown(&j->select);
+	ss_proj_free(j->proj);
 	if (j->late)
 		fclose(j->late);
 }

@@ -132,6 +132,7 @@ struct ss_asof {
 	ss_writer *out;
 	ss_expr *lon, *ron, *lby, *rby;
 	jq_state *select;
+	struct ss_proj *proj; /* --select without libjq (proj.h), or NULL */
 	struct asof_map keys;
 	struct asof_heap heap;
 	struct asof_held *afirst, *alast;

@@ -9,6 +9,7 @@
 #include "diag.h"
 #include "jscan.h"
 #include "keyenc.h"
+#include "proj.h"
 
 struct ss_expr {
 	char *text;
@@ -17,6 +18,7 @@ struct ss_expr {
 	struct ss_jpath *path; /* non-NULL when the expression is a plain path */
 	struct ss_jpath **tuple; /* non-NULL when it is an array of plain paths */
 	int ntuple;
+	struct ss_proj *proj; /* non-NULL when it is a projection (proj.h) */
 };
 
 /* Split "[.a, .b.c]" into plain paths; false if it is anything else. Commas inside
@@ -74,6 +76,7 @@ ss_expr_compile(const char *text, const char *option)
 	e->ntuple = 0;
 	if (e->path == NULL)
 		parse_tuple(e, text);
+	e->proj = ss_proj_compile(text);
 	e->jq = NULL;
 	e->next = e->prev = NULL;
 	/* Plain paths and arrays of them are valid jq by construction and rarely need libjq
@@ -152,6 +155,7 @@ ss_expr_free(ss_expr *e)
 	for (int i = 0; i < e->ntuple; i++)
 		ss_jpath_free(e->tuple[i]);
 	free(e->tuple);
+	ss_proj_free(e->proj);
 	free(e->text);
 	free(e);
 }
@@ -277,6 +281,25 @@ ss_expr_eval(ss_expr *e, ss_rec *r)
 		/* fall through: let jq produce its own error message */
 	}
 	return ss_expr_eval_jv(e, jv_copy(ss_rec_doc(r)));
+}
+
+int
+ss_expr_json(ss_expr *e, ss_rec *r, ss_buf *out, char *err, size_t errsize)
+{
+	struct ss_proj_root root = {r->raw, r->len, NULL, 0};
+
+	if (e->proj && ss_proj_eval(e->proj, &root, out))
+		return 1;
+	jv v = ss_expr_eval(e, r);
+	if (!jv_is_valid(v)) {
+		ss_expr_errmsg(v, err, errsize);
+		jv_free(v);
+		return -1;
+	}
+	jv s = jv_dump_string(v, 0);
+	ss_buf_add(out, jv_string_value(s), (size_t)jv_string_length_bytes(jv_copy(s)));
+	jv_free(s);
+	return 1;
 }
 
 const char *

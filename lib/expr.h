@@ -1,6 +1,6 @@
 /* expr: jq expressions (libjq), compiled once and run per record.
- * A plain path (.a.b, .a[0]) takes a fast path over the raw bytes (jscan) and never
- * builds the whole document. Results are jv values owned by the caller (jv_free them). */
+ * A plain path (.a.b, .a[0]) takes a fast path over the raw bytes (jscan), and so does a
+ * projection for ss_expr_json (proj.h): neither builds the whole document. Results are jv values owned by the caller (jv_free them). */
 #ifndef SS_EXPR_H
 #define SS_EXPR_H
 #include <jv.h>
@@ -46,6 +46,10 @@ bool ss_expr_raw(ss_expr *e, ss_rec *r, const char **start, size_t *len);
  * the document. Returns 1, 0 when the result is null, -1 on an error (message in err). */
 struct ss_buf;
 int ss_expr_key(ss_expr *e, ss_rec *r, struct ss_buf *enc, struct ss_buf *text, char *err, size_t errsize);
+/* The result's text as jq -c prints it, appended to out: 1, or -1 on an error (message in
+ * err). Projections (proj.h: paths, arrays and objects of them, literals) are evaluated
+ * on the raw bytes and never build the document. */
+int ss_expr_json(ss_expr *e, ss_rec *r, struct ss_buf *out, char *err, size_t errsize);
 /* Is the expression a plain path (or an array of them) that leads to no value in the
  * record: a field that is not there, which jq would quietly turn into null? Other
  * expressions are never absent (`.a // null` asks for null explicitly). */

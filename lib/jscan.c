@@ -679,10 +679,29 @@ find_element(const char *p, const char *end, long index, const char **vs, const 
 	}
 }
 
-/* Follow path from step `from` at the value [p, end). */
-static bool
-find_from(const struct ss_jpath *path, int from, const char *p, const char *end,
-	  const char **vstart, const char **vend, bool *type_error)
+int
+ss_jpath_nsteps(const struct ss_jpath *path)
+{
+	return path->nsteps;
+}
+
+const char *
+ss_jpath_key(const struct ss_jpath *path, int i, size_t *len)
+{
+	*len = path->steps[i].keylen;
+	return path->steps[i].key;
+}
+
+bool
+ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,
+	      const char **vstart, const char **vend, bool *type_error)
+{
+	return ss_jpath_find_from(path, 0, p, end, vstart, vend, type_error);
+}
+
+bool
+ss_jpath_find_from(const struct ss_jpath *path, int from, const char *p, const char *end,
+		   const char **vstart, const char **vend, bool *type_error)
 {
 	const char *why;
 
@@ -704,18 +723,11 @@ find_from(const struct ss_jpath *path, int from, const char *p, const char *end,
 			return false;
 		}
 	}
-	if (path->nsteps == from && (e = ss_jscan_value(p, end, &why)) == NULL)
+	if (from == path->nsteps && (e = ss_jscan_value(p, end, &why)) == NULL)
 		return *type_error = true, false;
 	*vstart = p;
 	*vend = e;
 	return true;
-}
-
-bool
-ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,
-	      const char **vstart, const char **vend, bool *type_error)
-{
-	return find_from(path, 0, p, end, vstart, vend, type_error);
 }
 
 bool
@@ -730,6 +742,6 @@ ss_jpath_find_in(const struct ss_jpath *path, const char *p, const char *end,
 	*type_error = false;
 	for (size_t i = n; i-- > 0;) /* the last duplicate, as jq keeps it */
 		if (key_equals(m[i].key, m[i].keyend, st->key, st->keylen))
-			return find_from(path, 1, m[i].value, m[i].valueend, vstart, vend, type_error);
+			return ss_jpath_find_from(path, 1, m[i].value, m[i].valueend, vstart, vend, type_error);
 	return false;
 }

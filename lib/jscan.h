@@ -41,4 +41,10 @@ bool ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,
 bool ss_jpath_find_in(const struct ss_jpath *path, const char *p, const char *end,
 		      const struct ss_jmember *m, size_t n, const char **vstart, const char **vend,
 		      bool *type_error);
+/* The same from step `from` on: [p,end) holds the value the steps before it led to. */
+bool ss_jpath_find_from(const struct ss_jpath *path, int from, const char *p, const char *end,
+			const char **vstart, const char **vend, bool *type_error);
+int ss_jpath_nsteps(const struct ss_jpath *path);
+/* The key of step i (NUL-terminated, *len bytes), or NULL when the step is an index. */
+const char *ss_jpath_key(const struct ss_jpath *path, int i, size_t *len);
 #endif

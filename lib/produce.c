@@ -219,7 +219,6 @@ field_raw(struct producer *pr, struct field *f, ss_rec *rec, const char **p, siz
 {
 	const char *vs, *ve;
 	bool type_error;
-	jv v, s;
 
 	if (f->env != NULL) {
 		if (!ss_jpath_find(f->env, rec->raw, rec->raw + rec->len, &vs, &ve, &type_error))
@@ -232,16 +231,11 @@ field_raw(struct producer *pr, struct field *f, ss_rec *rec, const char **p, siz
 		return 0;
 	if (ss_expr_raw(f->expr, rec, p, len))
 		return 1;
-	v = ss_expr_eval(f->expr, rec);
-	if (!jv_is_valid(v)) {
-		*why = ss_expr_errmsg(v, pr->errbuf, sizeof pr->errbuf);
-		jv_free(v);
+	ss_buf_reset(&f->raw);
+	if (ss_expr_json(f->expr, rec, &f->raw, pr->errbuf, sizeof pr->errbuf) < 0) {
+		*why = pr->errbuf;
 		return -1;
 	}
-	s = jv_dump_string(v, 0);
-	ss_buf_reset(&f->raw);
-	ss_buf_adds(&f->raw, jv_string_value(s));
-	jv_free(s);
 	*p = f->raw.data;
 	*len = f->raw.len;
 	return 1;

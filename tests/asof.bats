@@ -174,6 +174,29 @@ null'
 ["lunch","🌧"]'
 }
 
+@test "--select of paths, arrays, objects and literals: jq's output, from the records' bytes" {
+	printf '%s\n' '{"t":1,"id":1.0,"s":"a\/b","n":{"x" : [1, 2]}}' '{"t":2,"id":3,"s":7}' >"$T/l"
+	printf '%s\n' '{"t":0,"w":1e2}' >"$T/r"
+	run --separate-stderr ss-asof --on .t --select '{id: .left.id, s: .left.s, n: .left.n, w: .right.w, miss: .left.no.deeper, lit: [1.50, "x", null]}' "$T/l" "$T/r"
+	assert_success
+	assert_output '{"id":1,"s":"a/b","n":{"x":[1,2]},"w":100,"miss":null,"lit":[1.5,"x",null]}
+{"id":3,"s":7,"n":null,"w":100,"miss":null,"lit":[1.5,"x",null]}'
+	# a step into a value of another type is jq's error, with jq's message
+	run --separate-stderr ss-asof --on .t --select '[.left.s.x]' --on-error skip "$T/l" "$T/r"
+	assert_success
+	assert_output ''
+	[[ "$stderr" == *'l:1: left: --select: Cannot index string with string "x" (skipped)'* ]]
+	[[ "$stderr" == *'l:2: left: --select: Cannot index number with string "x" (skipped)'* ]]
+}
+
+@test "--select of a projection sees the marks of approximations as jq does" {
+	printf '%s\n' '{"t":5,"a":1}' >"$T/l"
+	# eager answers at once, from a right stream that has said nothing yet
+	run --separate-stderr ss-asof --on .t --emit eager --select '{a: .left.a, right, f: .final}' "$T/l" <(sleep 5)
+	assert_success
+	assert_output '{"a":1,"right":null,"f":false}'
+}
+
 @test "the same key and time on the right: the later record replaces the earlier" {
 	printf '%s\n' '{"t":1,"v":"first"}' '{"t":1,"v":"second"}' >"$T/r"
 	printf '%s\n' '{"t":2}' >"$T/l"

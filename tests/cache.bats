@@ -29,6 +29,18 @@ weather() { printf '%s\n' \
 	assert_output "$(printf '"🌞"\n"⛅"\n"🌧"')"
 }
 
+@test "--value of a projection stores what jq prints, from the record's bytes" {
+	printf '%s\n' '{"key":"a","n":1.0,"s":"x\/y","o":{"p" : [1e2]}}' '{"key":"b","n":5}' |
+		ss-cache "$T/st.db" put --value '{n: .n, s: .s, o: .o, none: .o.q, lit: [true, -0]}'
+	run ss-cache "$T/st.db" scan --values
+	assert_success
+	assert_output '{"n":1,"s":"x/y","o":{"p":[100]},"none":null,"lit":[true,-0]}
+{"n":5,"s":null,"o":null,"none":null,"lit":[true,-0]}'
+	printf '%s\n' '{"key":"c","n":1}' >"$T/in"
+	test_must_fail 1 ss-cache "$T/st.db" put --value '[.n.x]' <"$T/in"
+	assert_output --partial '--value [.n.x]: Cannot index number with string "x"'
+}
+
 @test "the seed's as-of lookup: scan --backwards --from T --limit 1" {
 	weather | ss-cache "$T/st.db" put --key '.timestamp | fromdate'
 	for t in 10:30 11:30 12:30 13:10; do

@@ -28,6 +28,7 @@ replay() {
 
 @test "fuzz corpus: NDJSON reader and validator agree with libjq" { replay ndjson; }
 @test "fuzz corpus: plain paths find what jq finds" { replay jpath; }
+@test "fuzz corpus: projections on raw bytes print what jq prints" { replay proj; }
 @test "fuzz corpus: times and durations parse and round-trip" { replay time; }
 @test "fuzz corpus: key encoding orders as jq sorts" { replay keyenc; }
 @test "fuzz corpus: envelopes are read as jq reads them" { replay envelope; }

@@ -2,6 +2,7 @@
 # ss-produce against the mock cluster (ss-mock-broker); kcat and ss-consume read back.
 load helpers
 load kafka
+bats_require_minimum_version 1.5.0
 
 setup_file() {
 	mock_start --topic plain:1 --topic expr:3 --topic env-src:1 --topic env-dst:1 \
@@ -101,6 +102,16 @@ teardown_file() { mock_stop; }
 	wait_exit $pid
 	[ "$wait_status" -eq 0 ]
 	[ "$(kcat -C -b "$B" -t trickle -e -q | wc -l)" -eq 2 ]
+}
+
+@test "--key and --value projections are sent as jq prints them" {
+	run ss-produce -b 127.0.0.1:1 --dry-run --key '[.k, .n]' --value '{v: .v, none: .x, n: .n}' proj <<<'{"k":"a","n":1.0,"v":[1, "\u00e9"]}'
+	assert_success
+	assert_output '{"topic":"proj","partition":null,"timestamp":null,"key":["a",1],"value":{"v":[1,"é"],"none":null,"n":1},"headers":{}}'
+	run --separate-stderr ss-produce -b 127.0.0.1:1 --dry-run --value '[.k[0]]' --on-error skip proj <<<'{"k":"a"}'
+	assert_success
+	assert_output ''
+	[[ "$stderr" == *'<stdin>:1: Cannot index string with number (skipped)'* ]]
 }
 
 @test "--dry-run prints what would be sent and sends nothing" {

@@ -10,6 +10,7 @@
 #include "expr.h"
 #include "jscan.h"
 #include "keyenc.h"
+#include "proj.h"
 #include "sstime.h"
 
 static int passed, failed;
@@ -337,6 +338,38 @@ test_expr(void)
 	ss_buf_free(&text);
 }
 
+/* The result of a projection on doc (on {"left":doc,"right":right} when right is given). */
+static const char *
+project(const char *expr, const char *doc, const char *right)
+{
+	static ss_buf out;
+	ss_proj *p = ss_proj_compile(expr);
+	struct ss_proj_member m[2] = {{"left", doc, strlen(doc)}, {"right", right, right ? strlen(right) : 0}};
+	struct ss_proj_root root = {doc, strlen(doc), right ? m : NULL, 2};
+
+	ss_buf_reset(&out);
+	if (p == NULL)
+		return "(not a projection)";
+	bool ok = ss_proj_eval(p, &root, &out);
+	ss_proj_free(p);
+	return ok ? ss_buf_cstr(&out) : "(error)";
+}
+
+static void
+test_proj(void)
+{
+	const char *doc = "{\"a\":1.0,\"s\":\"x\\/y\",\"o\":{\"k\" : [7, 12345678901234567890]},\"a\":2}";
+	CHECK(strcmp(project("[.a, .s, .o, .o.k[1], .none.x]", doc, NULL), "[2,\"x/y\",{\"k\":[7,12345678901234567000]},12345678901234567000,null]") == 0);
+	CHECK(strcmp(project("{a, \"b c\": -0, d: [1.50, \"\", true]}", doc, NULL), "{\"a\":2,\"b c\":-0,\"d\":[1.5,\"\",true]}") == 0);
+	CHECK(strcmp(project("{l: .left.a, r: .right}", "{\"a\":\"\\u007F\"}", "[1]"), "{\"l\":\"\\u007f\",\"r\":[1]}") == 0);
+	CHECK(strcmp(project(".", "{\"a\":1}", "null"), "{\"left\":{\"a\":1},\"right\":null}") == 0);
+	CHECK(strcmp(project(".s.x", doc, NULL), "(error)") == 0);
+	CHECK(strcmp(project(".[0]", "{}", "null"), "(error)") == 0);
+	const char *refused[] = {".a | .b", "{a: 1, a: 2}", "\"\\(.a)\"", ".[-1]", "$x", "[.a,]", ".a .b", "length", "{(.a): 1}", "-.a"};
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+		CHECK(strcmp(project(refused[i], "{}", NULL), "(not a projection)") == 0);
+}
+
 int
 main(void)
 {
@@ -348,6 +381,7 @@ main(void)
 	test_buf();
 	test_envelope();
 	test_expr();
+	test_proj();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

@@ -1,0 +1,45 @@
+/* proj: projections evaluated on raw JSON bytes, without libjq.
+ * A jq expression made only of paths (.a.b, .[0], ."k", .["k"]), arrays and objects of
+ * them ([.a, .b], {id: .a, w: .b.c}, {a}) and literals (numbers, strings, true, false,
+ * null) is compiled once into a tree. A run splices the values' bytes into the output as
+ * jq -c prints them: jq 1.6 prints numbers as doubles, re-escapes strings and keeps the
+ * last of duplicate keys, so a value whose bytes it would print otherwise goes through
+ * libjq's jv (parsed and dumped) and every other value is copied as it is.
+ * The input is a document, or an object given by its members' bytes (ss-asof's
+ * {"left":L,"right":R}), which is never assembled.
+ * Ownership: ss_proj_compile returns a tree the caller frees with ss_proj_free; a root and
+ * the bytes it points to are borrowed for one call; results are appended to the caller's
+ * buffer. Input bytes must be valid JSON (jscan). */
+#ifndef SS_PROJ_H
+#define SS_PROJ_H
+#include <stdbool.h>
+#include <stddef.h>
+
+struct ss_buf;
+typedef struct ss_proj ss_proj;
+
+/* One member of an object given by parts: its name (NUL-terminated) and value bytes. */
+struct ss_proj_member {
+	const char *name;
+	const char *raw;
+	size_t len;
+};
+/* The input: the document [raw, raw+len) when members is NULL, else the object of the
+ * nmembers members (distinct names, in their order). */
+struct ss_proj_root {
+	const char *raw;
+	size_t len;
+	const struct ss_proj_member *members;
+	int nmembers;
+};
+
+/* Compile; NULL when the expression is outside the grammar (run it with libjq). The text
+ * must be valid jq: what libjq refuses is the caller's to report. */
+ss_proj *ss_proj_compile(const char *text);
+void ss_proj_free(ss_proj *p);
+/* Append the result's jq -c text to out. Returns false, out unchanged, where jq raises an
+ * error (a step indexes a value of another type): run libjq for its message. */
+bool ss_proj_eval(const ss_proj *p, const struct ss_proj_root *root, struct ss_buf *out);
+/* Append the valid JSON value [p, end) (no surrounding whitespace) as jq -c prints it. */
+void ss_proj_canonical(struct ss_buf *out, const char *p, const char *end);
+#endif

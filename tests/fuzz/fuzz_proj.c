@@ -1,0 +1,129 @@
+/* Projections on raw bytes against jq. Input: an expression, '\n', a JSON document, and
+ * optionally '\n' and a second document. With one document the projection runs on it;
+ * with two (L and R) on the object {"left":L,"right":R} given by its members, as ss-asof
+ * runs --select. Properties, when ss_proj_compile takes the expression, jq compiles it
+ * and both documents are valid: a result is byte for byte what jq -c prints for its one
+ * output, and no result (a type error) is an error in jq too. */
+#include <jq.h>
+#include <jv.h>
+
+#include "buf.h"
+#include "fuzz.h"
+#include "jscan.h"
+#include "proj.h"
+
+static void
+ignore_error(void *data, jv msg)
+{
+	(void)data;
+	jv_free(msg);
+}
+
+static jq_state *jq;
+static char *compiled;
+
+/* libjq keeps a run's stack through a pointer to its end, which leak checkers take for
+ * memory lost: the last state is torn down at exit */
+static void
+teardown(void)
+{
+	jq_teardown(&jq);
+	free(compiled);
+}
+
+/* jq's first output of expr on input (consumed), and whether it had exactly one. */
+static jv
+jq_run(const char *expr, jv input, bool *one)
+{
+	static bool registered;
+
+	if (!registered)
+		registered = atexit(teardown) == 0;
+	if (compiled == NULL || strcmp(compiled, expr) != 0) {
+		free(compiled);
+		compiled = NULL;
+		jq_teardown(&jq);
+		jq = jq_init();
+		jq_set_error_cb(jq, ignore_error, NULL);
+		if (!jq_compile(jq, expr)) {
+			jv_free(input);
+			*one = false;
+			return jv_invalid(); /* no message: not jq, nothing to compare */
+		}
+		compiled = strdup(expr);
+	}
+	jq_start(jq, input, 0);
+	jv first = jq_next(jq);
+	*one = jv_is_valid(first);
+	if (*one)
+		for (jv more; jv_is_valid(more = jq_next(jq));) {
+			jv_free(more);
+			*one = false;
+		}
+	return first;
+}
+
+static bool
+valid(const char *p, size_t n)
+{
+	if (n > 100000 || !ss_jscan_document(p, p + n, NULL))
+		return false;
+	jv v = jv_parse_sized(p, (int)n); /* jq refuses deep input jscan accepts */
+	bool ok = jv_is_valid(v);
+	jv_free(v);
+	return ok;
+}
+
+static void
+check(const char *expr, const ss_proj *p, const struct ss_proj_root *root, jv input)
+{
+	ss_buf out = {0};
+	bool one, got = ss_proj_eval(p, root, &out);
+	jv want = jq_run(expr, input, &one);
+
+	if (!jv_is_valid(want) && !jv_invalid_has_msg(jv_copy(want)) && !one) {
+		jv_free(want); /* jq refused the expression or gave nothing */
+		ss_buf_free(&out);
+		return;
+	}
+	if (got) {
+		if (!one)
+			fuzz_fail("%s: a result where jq gives an error or several", expr);
+		jv s = jv_dump_string(jv_copy(want), 0);
+		if ((size_t)jv_string_length_bytes(jv_copy(s)) != out.len || memcmp(jv_string_value(s), out.data, out.len))
+			fuzz_fail("%s: %.*s, jq prints %s", expr, (int)out.len, out.data, jv_string_value(s));
+		jv_free(s);
+	} else if (jv_is_valid(want))
+		fuzz_fail("%s: no result where jq gives one", expr);
+	jv_free(want);
+	ss_buf_free(&out);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *docs, *second;
+	size_t len, len2;
+	char *expr = fuzz_split(data, size, &docs, &len);
+	char *first = fuzz_split((const uint8_t *)docs, len, &second, &len2);
+	const char *nl = memchr(docs, '\n', len);
+	size_t len1 = nl ? (size_t)(nl - docs) : len;
+	ss_proj *p = ss_proj_compile(expr);
+
+	if (p && strlen(first) == len1 && valid(first, len1)) {
+		if (len2 == 0) {
+			struct ss_proj_root root = {first, len1, NULL, 0};
+			check(expr, p, &root, jv_parse_sized(first, (int)len1));
+		} else if (valid(second, len2)) {
+			struct ss_proj_member m[2] = {{"left", first, len1}, {"right", second, len2}};
+			struct ss_proj_root root = {NULL, 0, m, 2};
+			jv in = jv_object_set(jv_object_set(jv_object(), jv_string("left"), jv_parse_sized(first, (int)len1)),
+					      jv_string("right"), jv_parse_sized(second, (int)len2));
+			check(expr, p, &root, in);
+		}
+	}
+	ss_proj_free(p);
+	free(first);
+	free(expr);
+	return 0;
+}
