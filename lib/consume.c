@@ -860,6 +860,11 @@ housekeeping(struct consumer *c)
 {
 	int64_t now = now_ms();
 
+	/* a reader gone while nothing flows: no write would ever tell */
+	if (ss_outq_reader_gone(c->out)) {
+		closed_output(c);
+		return;
+	}
 	drain(c);
 	flow_control(c);
 	if (now >= c->next_commit) {

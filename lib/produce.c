@@ -16,6 +16,7 @@
 #include "expr.h"
 #include "jscan.h"
 #include "produce.h"
+#include "sstime.h"
 
 #define MAX_REPORTED 10
 #define ACKS_EVERY_NS (100 * INT64_C(1000000))
@@ -47,6 +48,8 @@ struct producer {
 	uint64_t ack_limit; /* lines before the first record that failed: never more */
 	ss_acks *acks;     /* --acks, or NULL */
 	bool joined;       /* the writer's run adopted (at the first line) */
+	bool connected;    /* the brokers answered and the topic exists */
+	int64_t connect_by; /* monotonic ms: when unanswered brokers end the run */
 	int64_t acked_at;  /* monotonic time of the last report */
 	char errbuf[512];
 	uint64_t failed;
@@ -388,6 +391,51 @@ print_dry(struct producer *pr, const struct record *r)
 	ss_writer_write(pr->dry, b->data, b->len);
 }
 
+static int64_t
+now_ms(void)
+{
+	return ss_time_mono() / 1000000;
+}
+
+static void
+check_topic(struct producer *pr, const rd_kafka_metadata_t *md)
+{
+	if (md->topic_cnt > 0 && md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
+		ss_diag_die(SS_EXIT_DATA, "topic %s does not exist", pr->o->topic);
+	rd_kafka_metadata_destroy(md);
+	pr->connected = true;
+}
+
+/* Before the first record: the brokers must answer (a bounded wait, said on a terminal). */
+static void
+await_brokers(struct producer *pr)
+{
+	if (!pr->connected)
+		check_topic(pr, ss_kafka_metadata(pr->rk, &pr->o->k, pr->o->topic));
+}
+
+/* Waiting for input. Until the brokers answered, the wait asks them, so a wrong broker
+ * or topic is said without waiting for the first record; and an input that ends before
+ * any record needs no broker at all. */
+static void
+idle_wait(struct producer *pr, struct pollfd *pfd)
+{
+	const rd_kafka_metadata_t *md;
+	rd_kafka_resp_err_t err;
+	int64_t until = now_ms() + 100;
+
+	if (pr->dry == NULL && !pr->connected) {
+		if ((md = ss_kafka_metadata_try(pr->rk, pr->o->topic, 100, &err)) != NULL) {
+			check_topic(pr, md);
+			return;
+		}
+		if (now_ms() >= pr->connect_by)
+			ss_kafka_die_unreachable(&pr->o->k, err);
+	}
+	if (now_ms() < until)
+		(void)poll(pfd, 1, (int)(until - now_ms()));
+}
+
 /* Hand a record to librdkafka, waiting while its queue is full. */
 static void
 send_record(struct producer *pr, struct record *r, uint64_t lineno)
@@ -395,6 +443,7 @@ send_record(struct producer *pr, struct record *r, uint64_t lineno)
 	void *opaque = (void *)(uintptr_t)(pr->fl.first + pr->fl.n);
 	rd_kafka_resp_err_t err;
 
+	await_brokers(pr);
 	for (;;) {
 		if (r->headers == NULL && r->ts_ms == 0) {
 			err = rd_kafka_produce(pr->rkt, r->partition, RD_KAFKA_MSG_F_COPY, (void *)r->value,
@@ -509,7 +558,7 @@ read_input(struct producer *pr)
 		else
 			rd_kafka_poll(pr->rk, 0);
 		report_acks(pr, false);
-		(void)poll(&pfd, 1, 100);
+		idle_wait(pr, &pfd);
 	}
 }
 
@@ -531,7 +580,6 @@ connect_producer(struct producer *pr)
 {
 	struct ss_produce_opts *o = pr->o;
 	rd_kafka_conf_t *conf = ss_kafka_conf(&o->k, producer_defaults);
-	const rd_kafka_metadata_t *md;
 	char ms[32];
 
 	if (!ss_kopts_has(&o->k, "message.timeout.ms") && !ss_kopts_has(&o->k, "delivery.timeout.ms")) {
@@ -542,10 +590,7 @@ connect_producer(struct producer *pr)
 	rd_kafka_conf_set_dr_msg_cb(conf, dr_msg_cb);
 	pr->rk = ss_kafka_new(RD_KAFKA_PRODUCER, conf);
 	pr->rkt = rd_kafka_topic_new(pr->rk, o->topic, NULL);
-	md = ss_kafka_metadata(pr->rk, &o->k, o->topic);
-	if (md->topic_cnt > 0 && md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
-		ss_diag_die(SS_EXIT_DATA, "topic %s does not exist", o->topic);
-	rd_kafka_metadata_destroy(md);
+	pr->connect_by = now_ms() + o->k.timeout_ms;
 }
 
 int

@@ -187,6 +187,36 @@ teardown_file() { mock_stop; }
 	assert_output --partial 'ss-produce: cannot reach brokers 127.0.0.1:1'
 }
 
+@test "no input: exit 0 at once, no broker needed" {
+	start=$(date +%s%N)
+	run timeout 20 ss-produce -b 127.0.0.1:1 plain </dev/null
+	assert_success
+	assert_output ''
+	run timeout 20 ss-produce -b 127.0.0.1:1 plain < <(printf '\n\n')
+	assert_success
+	[ "$(ms_since "$start")" -lt 2000 ]
+}
+
+@test "waiting for input, an unreachable broker still ends the run after --timeout" {
+	start=$(date +%s%N)
+	run timeout 20 bash -c "sleep 5 | ss-produce -b 127.0.0.1:1 --timeout 1s plain"
+	[ "$status" -eq 75 ]
+	assert_output --partial 'cannot reach brokers'
+}
+
+@test "unreachable broker on a terminal: a record waiting says so at once" {
+	start=$(date +%s%N)
+	on_terminal "$T/tty" "echo '{}' | ss-produce -b 127.0.0.1:1 --timeout 4s plain"
+	for _ in $(seq 20); do grep -q 'connecting' "$T/tty" && break; sleep 0.05; done
+	[ "$(ms_since "$start")" -lt 1000 ]
+	grep -q 'ss-produce: connecting to 127.0.0.1:1' "$T/tty"
+	wait_exit $tty_pid 20
+	[ "$wait_status" -eq 75 ]
+	run timeout 20 ss-produce -b 127.0.0.1:1 --timeout 1s plain <<<'{}'
+	[ "$status" -eq 75 ]
+	refute_output --partial 'connecting'
+}
+
 @test "SIGTERM delivers every line read, then exits 143" {
 	mkfifo "$T/in"
 	ss-produce -b "$B" term <"$T/in" 2>"$T/err" &
