@@ -310,7 +310,7 @@ clear_stored(struct consumer *c)
 static void
 load_file(struct consumer *c, const char *path)
 {
-	ss_store *s = ss_store_open(path, SS_STORE_READONLY);
+	ss_store *s = ss_store_open(path, SS_STORE_READONLY, SS_STATE_ANY);
 
 	ss_store_offsets_each(s, add_stored, c);
 	ss_store_close(s);
