@@ -34,6 +34,7 @@ struct field {
 	ss_expr *expr;
 	struct ss_jpath *env;
 	ss_buf raw, bytes;
+	char *name; /* for messages: "--key .k", "envelope .timestamp" */
 };
 
 struct producer {
@@ -52,6 +53,7 @@ struct producer {
 	int64_t connect_by; /* monotonic ms: when unanswered brokers end the run */
 	int64_t acked_at;  /* monotonic time of the last report */
 	char errbuf[512];
+	char whybuf[768];
 	uint64_t failed;
 	int fail_status;
 	int unpolled;
@@ -197,16 +199,34 @@ static void
 field_init(struct field *f, const char *expr, const char *option, const char *env_member,
 	   bool envelope)
 {
+	char name[256];
+
 	memset(f, 0, sizeof *f);
-	if (expr != NULL)
+	if (expr != NULL) {
 		f->expr = ss_expr_compile(expr, option);
-	else if (envelope && env_member != NULL)
+		snprintf(name, sizeof name, "%s %s", option, expr);
+	} else if (envelope && env_member != NULL) {
 		f->env = ss_jpath_parse(env_member);
+		snprintf(name, sizeof name, "envelope %s", env_member);
+	} else {
+		snprintf(name, sizeof name, "%s", option);
+	}
+	f->name = ss_xstrdup(name);
+}
+
+/* A field that cannot be built: its name before the reason. Returns false. */
+static bool
+field_failed(struct producer *pr, const struct field *f, const char **why)
+{
+	snprintf(pr->whybuf, sizeof pr->whybuf, "%s: %s", f->name, *why ? *why : "bad value");
+	*why = pr->whybuf;
+	return false;
 }
 
 static void
 field_free(struct field *f)
 {
+	free(f->name);
 	ss_expr_free(f->expr);
 	if (f->env != NULL)
 		ss_jpath_free(f->env);
@@ -331,35 +351,36 @@ build_record(struct producer *pr, ss_rec *rec, struct record *r, const char **wh
 			return false;
 		}
 		if (!field_bytes(pr, &pr->value, rec, &r->value, &r->vlen, why))
-			return false;
+			return field_failed(pr, &pr->value, why);
 	} else {
 		r->value = rec->raw;
 		r->vlen = rec->len;
 	}
 	if (!field_bytes(pr, &pr->key, rec, &r->key, &r->klen, why))
-		return false;
+		return field_failed(pr, &pr->key, why);
 	if (!field_int(pr, &pr->partition, rec, &found, &v, why))
-		return false;
+		return field_failed(pr, &pr->partition, why);
 	if (found) {
 		if (v < 0 || v > INT32_MAX) {
 			*why = "partition out of range";
-			return false;
+			return field_failed(pr, &pr->partition, why);
 		}
 		r->partition = (int32_t)v;
 	}
 	if (pr->timestamp.env != NULL) {
 		/* an envelope's timestamp is Kafka's: milliseconds */
-		if (!field_int(pr, &pr->timestamp, rec, &found, &v, why))
-			return false;
+		if (!field_int(pr, &pr->timestamp, rec, &found, &v, why)) {
+			*why = "expected an integer, Kafka's milliseconds since the epoch "
+			       "(--timestamp EXPR takes a time in any form)";
+			return field_failed(pr, &pr->timestamp, why);
+		}
 		r->ts_ms = found ? v : 0;
 	} else if (!field_time(pr, &pr->timestamp, rec, &r->ts_ms, why)) {
-		return false;
+		return field_failed(pr, &pr->timestamp, why);
 	}
 	rc = field_raw(pr, &pr->headers, rec, &hp, &hlen, why);
-	if (rc < 0)
-		return false;
-	if (rc == 1 && !ss_kafka_headers_from_json(hp, hlen, &r->headers, why))
-		return false;
+	if (rc < 0 || (rc == 1 && !ss_kafka_headers_from_json(hp, hlen, &r->headers, why)))
+		return field_failed(pr, &pr->headers, why);
 	return true;
 }
 

@@ -142,14 +142,23 @@ teardown_file() { mock_stop; }
 		'{"p":0,"h":"a=1"}' '{"p":0,"h":[["a"]]}' '{"p":0,"h":[[1,"x"]]}' '{"p":0,"h":[["a","1"],["b","2"],["a","3"]]}' >"$T/in"
 	run ss-produce -b "$B" --dry-run --partition .p --headers .h --value '.v // .' --on-error skip bad-skip <"$T/in"
 	assert_success
-	assert_line --partial '<stdin>:2: expected an integer (skipped)'
-	assert_line --partial '<stdin>:3: an array of headers must hold [name, value] pairs (skipped)'
-	assert_line --partial '<stdin>:4: invalid base64'
-	assert_line --partial '<stdin>:6: headers must be an object or an array of [name, value] pairs (skipped)'
-	assert_line --partial '<stdin>:7: an array of headers must hold [name, value] pairs (skipped)'
-	assert_line --partial '<stdin>:8: a header name must be a string or {"base64":...} (skipped)'
+	assert_line --partial '<stdin>:2: --partition .p: expected an integer (skipped)'
+	assert_line --partial '<stdin>:3: --headers .h: an array of headers must hold [name, value] pairs (skipped)'
+	assert_line --partial '<stdin>:4: --value .v // .: invalid base64'
+	assert_line --partial '<stdin>:6: --headers .h: headers must be an object or an array of [name, value] pairs (skipped)'
+	assert_line --partial '<stdin>:7: --headers .h: an array of headers must hold [name, value] pairs (skipped)'
+	assert_line --partial '<stdin>:8: --headers .h: a header name must be a string or {"base64":...} (skipped)'
 	[ "$(echo "$output" | grep -c '^{"topic"')" -eq 3 ]
 	assert_line --partial '"headers":[["a","1"],["b","2"],["a","3"]]}'
+}
+
+@test "--envelope: a timestamp that is not Kafka's integer names the field and what it takes" {
+	printf '%s\n' '{"key":null,"value":1,"timestamp":"2023-01-01T00:00:00Z","headers":{}}' >"$T/in"
+	test_must_fail 1 ss-produce --dry-run --envelope t <"$T/in"
+	assert_output "ss-produce: <stdin>:1: envelope .timestamp: expected an integer, Kafka's milliseconds since the epoch (--timestamp EXPR takes a time in any form)"
+	run ss-produce --dry-run --envelope --timestamp .timestamp t <"$T/in"
+	assert_success
+	assert_output --partial '"timestamp":1672531200000'
 }
 
 @test "headers: an object when each name's headers are adjacent, else [name, value] pairs in order" {
