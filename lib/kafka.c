@@ -108,6 +108,14 @@ ss_kopts_set_timeout(struct ss_kopts *o, const char *arg, const char *usage)
 	o->timeout_ms = ns / 1000000 > 0 ? ns / 1000000 : 1;
 }
 
+void
+ss_kopts_set_brokers(struct ss_kopts *o, const char *arg, const char *usage)
+{
+	if (arg[strspn(arg, " \t,")] == '\0')
+		ss_diag_usage_error(usage, "-b '%s': no brokers (expected host:port,...)", arg);
+	o->brokers = arg;
+}
+
 const char *
 ss_kopts_brokers(const struct ss_kopts *o)
 {

@@ -26,6 +26,8 @@ struct ss_kopts {
 };
 void ss_kopts_init(struct ss_kopts *o);
 void ss_kopts_free(struct ss_kopts *o);
+/* -b BROKERS; usage error if it names none ("", ","). */
+void ss_kopts_set_brokers(struct ss_kopts *o, const char *arg, const char *usage);
 /* -X prop=val: checked for the '=' now (usage error otherwise), applied later. */
 void ss_kopts_add_prop(struct ss_kopts *o, const char *arg, const char *usage);
 /* -F FILE: read prop=val lines now (blank lines and # comments skipped); exit 2 on errors. */

@@ -537,4 +537,26 @@ wait_keys() {
 	test_must_fail 2 ss-consume -b "$B" -c many t
 	test_must_fail 2 ss-consume -b "$B" -G g -p 0 t
 	test_must_fail 2 ss-consume -b "$B" --from yesterdayish t
+	test_must_fail 2 ss-consume -b '' t
+	assert_output --partial "ss-consume: -b '': no brokers (expected host:port,...)"
+}
+
+@test "kcat's options are answered with the ss way to say them, exit 2" {
+	test_must_fail 2 ss-consume -b "$B" -t env
+	assert_output --partial 'ss-consume: -t is kcat'"'"'s option: topics are arguments here: ss-consume [-b brokers] env'
+	test_must_fail 2 ss-consume -b "$B" -C env
+	assert_output --partial 'ss-consume only consumes: drop -C'
+	test_must_fail 2 ss-consume -b "$B" -P env
+	assert_output --partial 'to produce, use ss-produce TOPIC'
+	test_must_fail 2 ss-consume -b "$B" -K: env
+	assert_output --partial "jq -r '\"\\(.key):\\(.value)\"'"
+	test_must_fail 2 ss-consume -b "$B" -q env
+	assert_output --partial 'quiet already'
+	test_must_fail 2 ss-consume -b "$B" -o s@1672531200000 env
+	assert_output --partial 'say -o @2023-01-01T00:00:00Z, or --from 2023-01-01T00:00:00Z'
+	test_must_fail 2 ss-consume -b "$B" -o e@1672531200000 env
+	assert_output --partial 'say --until 2023-01-01T00:00:00Z'
+	# what they suggest works
+	run timeout 30 ss-consume -b "$B" -e -o @2023-01-01T00:00:00Z env
+	[ "$status" -ne 2 ]
 }

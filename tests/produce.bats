@@ -248,4 +248,22 @@ teardown_file() { mock_stop; }
 	test_must_fail 2 ss-produce --on-error maybe t
 	test_must_fail 2 ss-produce --ts-unit days t
 	test_must_fail 2 ss-produce --timeout soon t
+	test_must_fail 2 ss-produce -b '' t
+	assert_output --partial "ss-produce: -b '': no brokers"
+}
+
+@test "kcat's options are answered with the ss way to say them, exit 2" {
+	test_must_fail 2 ss-produce -b "$B" -t plain
+	assert_output --partial 'ss-produce: -t is kcat'"'"'s option: the topic is the argument here: ss-produce [-b brokers] plain'
+	test_must_fail 2 ss-produce -b "$B" -P plain
+	assert_output --partial 'ss-produce only produces: drop -P'
+	test_must_fail 2 ss-produce -b "$B" -C plain
+	assert_output --partial 'to consume, use ss-consume'
+	test_must_fail 2 ss-produce -b "$B" -K: plain
+	assert_output --partial '--key .id --value .payload'
+	test_must_fail 2 ss-produce -b "$B" -q plain
+	assert_output --partial 'quiet already'
+	# the -K answer works as written
+	printf 'k1:v1\n' | jq -cR 'split(":") | {key: .[0], value: .[1]}' | ss-produce -b "$B" --key .key --value .value plain
+	kcat -C -b "$B" -t plain -e -q -f '%k=%s\n' | grep -qx 'k1=v1'
 }
