@@ -139,17 +139,25 @@ side_file(const char *path, const char *suffix)
 	return stat(name, &st) == 0 && st.st_size > 0;
 }
 
+static bool
+busy(int rc)
+{
+	return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
+}
+
 static sqlite3 *
 open_readonly(const char *path)
 {
 	ss_buf why = {0}, uri = {0};
-	int rc, sys;
+	int rc = SQLITE_OK, sys;
 	sqlite3 *db = NULL;
 
 	if (access(path, W_OK) == 0)
 		db = try_open(path, SQLITE_OPEN_READWRITE, &rc, &sys, &why);
-	if (db == NULL)
+	if (db == NULL && !busy(rc))
 		db = try_open(path, SQLITE_OPEN_READONLY, &rc, &sys, &why);
+	if (db == NULL && busy(rc)) /* a writer at work: not a case for the fallbacks */
+		ss_diag_die(SS_EXIT_TEMPFAIL, "%s: cannot read: %s", path, ss_buf_cstr(&why));
 	if (db == NULL && side_file(path, "-journal"))
 		ss_diag_die(SS_EXIT_DATA, "%s: a writer that died left a hot journal (%s-journal) that "
 			    "only a process allowed to write the file can roll back: run its writer, "
@@ -157,10 +165,10 @@ open_readonly(const char *path)
 	if (db == NULL && !side_file(path, "-wal")) {
 		/* a read-only directory, where the -shm cannot be made: nothing can write there */
 		immutable_uri(&uri, path);
-		db = try_open(uri.data, SQLITE_OPEN_READONLY, &rc, &sys, &why);
+		db = try_open(ss_buf_cstr(&uri), SQLITE_OPEN_READONLY, &rc, &sys, &why);
 	}
 	if (db == NULL)
-		ss_diag_die(ss_statefile_exit_code(rc, sys), "%s: cannot read: %s%s%s%s", path, why.data,
+		ss_diag_die(ss_statefile_exit_code(rc, sys), "%s: cannot read: %s%s%s%s", path, ss_buf_cstr(&why),
 			    sys ? " (" : "", sys ? strerror(sys) : "", sys ? ")" : "");
 	ss_buf_free(&why);
 	ss_buf_free(&uri);
@@ -180,7 +188,7 @@ ss_statefile_open(const char *path, bool readonly)
 		return open_readonly(path);
 	db = try_open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &rc, &sys, &why);
 	if (db == NULL)
-		ss_diag_die(ss_statefile_exit_code(rc, sys), "%s: cannot open: %s%s%s%s", path, why.data,
+		ss_diag_die(ss_statefile_exit_code(rc, sys), "%s: cannot open: %s%s%s%s", path, ss_buf_cstr(&why),
 			    sys ? " (" : "", sys ? strerror(sys) : "", sys ? ")" : "");
 	ss_buf_free(&why);
 	return db;
