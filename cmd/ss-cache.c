@@ -39,7 +39,7 @@ static void
 state_open(struct state *st, int flags)
 {
 	if (st->dir == NULL)
-		st->single = ss_store_open(st->db, flags);
+		st->single = ss_store_open(st->db, flags, SS_STATE_CACHE);
 	else if (flags & SS_STORE_READONLY)
 		ss_statedir_open_all(st->dir);
 }

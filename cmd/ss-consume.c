@@ -8,6 +8,7 @@
 #include "consume.h"
 #include "diag.h"
 #include "inspect.h"
+#include "kcat.h"
 #include "sstime.h"
 
 static const char usage[] =
@@ -117,11 +118,17 @@ main(int argc, char **argv)
 
 	ss_diag_init("ss-consume");
 	ss_consume_opts_init(&o);
-	while ((ch = getopt_long(argc, argv, "b:G:p:o:ec:X:F:Lh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "b:G:p:o:ec:X:F:Lh" SS_KCAT_OPTS, longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'b':
-			o.k.brokers = optarg;
+			ss_kopts_set_brokers(&o.k, optarg, usage);
 			break;
+		case 't':
+		case 'C':
+		case 'P':
+		case 'K':
+		case 'q':
+			ss_kcat_habit(usage, ch, ch == 't' || ch == 'K' ? optarg : NULL);
 		case 'G':
 			o.group = optarg;
 			break;
@@ -130,6 +137,7 @@ main(int argc, char **argv)
 				ss_diag_usage_error(usage, "-p %s: expected partitions such as 0,2,4-7", optarg);
 			break;
 		case 'o':
+			ss_kcat_offset(usage, optarg);
 			if (!ss_consume_parse_offset(&o, optarg))
 				ss_diag_usage_error(usage, "-o %s: expected beginning, end, stored, N, -N, "
 						    "@TIME or P:OFFSET,...", optarg);

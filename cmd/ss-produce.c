@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "diag.h"
+#include "kcat.h"
 #include "produce.h"
 
 static const char usage[] =
@@ -43,11 +44,17 @@ main(int argc, char **argv)
 
 	ss_diag_init("ss-produce");
 	ss_produce_opts_init(&o);
-	while ((ch = getopt_long(argc, argv, "b:X:F:h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "b:X:F:h" SS_KCAT_OPTS, longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'b':
-			o.k.brokers = optarg;
+			ss_kopts_set_brokers(&o.k, optarg, usage);
 			break;
+		case 't':
+		case 'C':
+		case 'P':
+		case 'K':
+		case 'q':
+			ss_kcat_habit(usage, ch, ch == 't' || ch == 'K' ? optarg : NULL);
 		case 'X':
 			ss_kopts_add_prop(&o.k, optarg, usage);
 			break;

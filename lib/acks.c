@@ -7,6 +7,7 @@
 
 #include "acks.h"
 #include "diag.h"
+#include "statefile.h"
 
 struct ss_acks {
 	char *path;
@@ -24,10 +25,7 @@ static const char schema[] =
 static void
 die_db(ss_acks *a, int rc, const char *what)
 {
-	int code = rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_CANTOPEN ?
-	    SS_EXIT_TEMPFAIL : SS_EXIT_DATA;
-
-	ss_diag_die(code, "%s: %s: %s", a->path, what, a->db ? sqlite3_errmsg(a->db) : sqlite3_errstr(rc));
+	ss_statefile_die(a->db, a->path, rc, what);
 }
 
 static void
@@ -46,16 +44,15 @@ ss_acks_open(const char *path)
 	int rc;
 
 	*a = (struct ss_acks){.path = ss_xstrdup(path)};
-	rc = sqlite3_open_v2(path, &a->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-	if (rc != SQLITE_OK)
-		die_db(a, rc, "cannot open");
-	sqlite3_busy_timeout(a->db, 5000);
+	a->db = ss_statefile_open(path, false);
+	ss_statefile_check(a->db, path, SS_STATE_ACKS);
 	/* Both ends open the file at once: turning on WAL takes an exclusive lock that the
 	 * busy handler does not always wait for, so a busy schema is retried (5 s). */
 	for (int i = 0; (rc = sqlite3_exec(a->db, schema, NULL, NULL, NULL)) == SQLITE_BUSY && i < 100; i++)
 		nanosleep(&(struct timespec){.tv_nsec = 50 * 1000000}, NULL);
 	if (rc != SQLITE_OK)
 		die_db(a, rc, "schema");
+	ss_statefile_mark(a->db, path, SS_STATE_ACKS);
 	return a;
 }
 

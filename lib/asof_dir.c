@@ -309,7 +309,7 @@ asof_dir_applied(ss_asof *top, const struct ss_envelope *env)
 		return asof_state_seen(s->j->st, env);
 	if (access(s->path, F_OK) != 0)
 		return false;
-	st = ss_store_open(s->path, SS_STORE_READONLY);
+	st = ss_store_open(s->path, SS_STORE_READONLY, SS_STATE_ASOF);
 	applied = ss_store_offset_is_applied(st, env);
 	ss_store_close(st);
 	return applied;

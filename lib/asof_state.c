@@ -109,7 +109,7 @@ asof_state_open(const char *path)
 
 	if (s == NULL)
 		ss_diag_die(SS_EXIT_DATA, "out of memory");
-	s->store = ss_store_open(path, 0);
+	s->store = ss_store_open(path, 0, SS_STATE_ASOF);
 	s->db = ss_store_db(s->store);
 	if (sqlite3_exec(s->db, schema, NULL, NULL, NULL) != SQLITE_OK)
 		die_db(s, "schema");

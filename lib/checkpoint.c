@@ -12,6 +12,7 @@
 #include "checkpoint.h"
 #include "checkpoint_parts.h"
 #include "diag.h"
+#include "statefile.h"
 #include "sstime.h"
 
 /* Collect one checkpoint's requests, call cb for each, delete them; the caller holds
@@ -132,12 +133,9 @@ static const struct { const char *table, *column, *type; } added_columns[] = {
 static noreturn void
 db_fail(sqlite3 *db, const char *what)
 {
-	int rc = sqlite3_errcode(db) & 0xff;
 	const char *path = sqlite3_db_filename(db, "main");
 
-	ss_diag_die(rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_CANTOPEN ?
-	    SS_EXIT_TEMPFAIL : SS_EXIT_DATA, "%s: %s: %s", path && *path ? path : "?",
-	    what, sqlite3_errmsg(db));
+	ss_statefile_die(db, path && *path ? path : "?", sqlite3_errcode(db), what);
 }
 
 static void
@@ -242,16 +240,9 @@ db_migrate(sqlite3 *db)
 static sqlite3 *
 db_open(const char *path, bool readonly)
 {
-	sqlite3 *db = NULL;
-	/* A reader opens a file it may write read-write all the same (and never writes): a
-	 * writer killed mid-transaction leaves a hot journal only such a connection can
-	 * roll back (see ss_store_open). */
-	int flags = !readonly ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE :
-		    access(path, W_OK) == 0 ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
+	sqlite3 *db = ss_statefile_open(path, readonly);
 
-	if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK)
-		db_fail(db, "open");
-	sqlite3_busy_timeout(db, 5000);
+	ss_statefile_check(db, path, SS_STATE_CHECKPOINT);
 	if (readonly)
 		return db;
 	db_wal(db);
@@ -259,6 +250,7 @@ db_open(const char *path, bool readonly)
 	db_begin(db);
 	db_exec(db, schema_sql, "create tables");
 	db_migrate(db);
+	ss_statefile_mark(db, path, SS_STATE_CHECKPOINT);
 	db_commit(db);
 	return db;
 }

@@ -310,7 +310,7 @@ clear_stored(struct consumer *c)
 static void
 load_file(struct consumer *c, const char *path)
 {
-	ss_store *s = ss_store_open(path, SS_STORE_READONLY);
+	ss_store *s = ss_store_open(path, SS_STORE_READONLY, SS_STATE_ANY);
 
 	ss_store_offsets_each(s, add_stored, c);
 	ss_store_close(s);
@@ -860,6 +860,11 @@ housekeeping(struct consumer *c)
 {
 	int64_t now = now_ms();
 
+	/* a reader gone while nothing flows: no write would ever tell */
+	if (ss_outq_reader_gone(c->out)) {
+		closed_output(c);
+		return;
+	}
 	drain(c);
 	flow_control(c);
 	if (now >= c->next_commit) {

@@ -4,11 +4,13 @@
 #include <errno.h>
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "diag.h"
 #include "jscan.h"
@@ -16,6 +18,7 @@
 #include "sstime.h"
 
 #define DEFAULT_TIMEOUT_MS 30000
+#define ANNOUNCE_MS 250 /* a wait for the brokers longer than this is said on a terminal */
 
 void
 ss_kopts_init(struct ss_kopts *o)
@@ -105,6 +108,14 @@ ss_kopts_set_timeout(struct ss_kopts *o, const char *arg, const char *usage)
 	o->timeout_ms = ns / 1000000 > 0 ? ns / 1000000 : 1;
 }
 
+void
+ss_kopts_set_brokers(struct ss_kopts *o, const char *arg, const char *usage)
+{
+	if (arg[strspn(arg, " \t,")] == '\0')
+		ss_diag_usage_error(usage, "-b '%s': no brokers (expected host:port,...)", arg);
+	o->brokers = arg;
+}
+
 const char *
 ss_kopts_brokers(const struct ss_kopts *o)
 {
@@ -153,10 +164,16 @@ ss_kafka_last_error(void)
 
 /* Connection failures repeat every retry; the tools report an unreachable broker once,
  * with the last of them, so they are kept rather than printed. */
+static bool log_debug; /* -X debug=...: the user asked for librdkafka's debug log */
+
 static void
 log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
 	(void)rk;
+	if (log_debug && level > LOG_ERR) {
+		fprintf(stderr, "%s: librdkafka: %s: %s\n", ss_diag_tool(), fac, buf);
+		return;
+	}
 	if (strcmp(fac, "FAIL") == 0) {
 		set_last_error(buf);
 		return;
@@ -219,6 +236,7 @@ ss_kafka_conf(const struct ss_kopts *o, const char *const *defaults)
 		ss_kafka_conf_set(conf, kv, eq + 1);
 		free(kv);
 	}
+	log_debug = ss_kopts_has(o, "debug");
 	rd_kafka_conf_set_log_cb(conf, log_cb);
 	rd_kafka_conf_set_error_cb(conf, error_cb);
 	return conf;
@@ -265,30 +283,69 @@ ss_kafka_exit_code(rd_kafka_resp_err_t err)
 	}
 }
 
-static void
-metadata_check(rd_kafka_resp_err_t err, const struct ss_kopts *o)
+const rd_kafka_metadata_t *
+ss_kafka_metadata_try(rd_kafka_t *rk, const char *topic, int wait_ms, rd_kafka_resp_err_t *err)
 {
-	const char *last;
+	const rd_kafka_metadata_t *md = NULL;
+	rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
 
-	if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
-		return;
-	last = ss_kafka_last_error();
-	ss_diag_die(ss_kafka_exit_code(err) == SS_EXIT_TEMPFAIL ? SS_EXIT_TEMPFAIL :
-		    SS_EXIT_DATA, "cannot reach brokers %s within %.3gs: %s%s%s",
-		    ss_kopts_brokers(o), o->timeout_ms / 1000.0, rd_kafka_err2str(err),
-		    *last ? ": " : "", last);
+	*err = rd_kafka_metadata(rk, 0, rkt, &md, wait_ms);
+	rd_kafka_topic_destroy(rkt);
+	return *err == RD_KAFKA_RESP_ERR_NO_ERROR ? md : NULL;
+}
+
+noreturn void
+ss_kafka_die_unreachable(const struct ss_kopts *o, rd_kafka_resp_err_t err)
+{
+	const char *last = ss_kafka_last_error();
+
+	ss_diag_die(ss_kafka_exit_code(err) == SS_EXIT_TEMPFAIL ? SS_EXIT_TEMPFAIL : SS_EXIT_DATA,
+		    "cannot reach brokers %s within %.3gs: %s%s%s", ss_kopts_brokers(o),
+		    o->timeout_ms / 1000.0, rd_kafka_err2str(err), *last ? ": " : "", last);
+}
+
+static int64_t
+now_ms(void)
+{
+	return ss_time_mono() / 1000000;
+}
+
+/* A person at a terminal is told what a wait that lasts is for, and the line is taken
+ * back once the brokers answer; a script (stderr not a terminal) is told nothing. */
+static bool
+announce_wait(const struct ss_kopts *o)
+{
+	if (!isatty(2))
+		return false;
+	fprintf(stderr, "%s: connecting to %s \u2026 (up to %.3gs)", ss_diag_tool(),
+		ss_kopts_brokers(o), o->timeout_ms / 1000.0);
+	return true;
 }
 
 const rd_kafka_metadata_t *
 ss_kafka_metadata(rd_kafka_t *rk, const struct ss_kopts *o, const char *topic)
 {
-	const rd_kafka_metadata_t *md = NULL;
-	rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
+	int64_t deadline = now_ms() + o->timeout_ms, slice, t0;
+	const rd_kafka_metadata_t *md;
 	rd_kafka_resp_err_t err;
+	bool said = false;
 
-	err = rd_kafka_metadata(rk, 0, rkt, &md, (int)o->timeout_ms);
-	rd_kafka_topic_destroy(rkt);
-	metadata_check(err, o);
+	for (;;) {
+		t0 = now_ms();
+		slice = deadline - t0 < ANNOUNCE_MS ? deadline - t0 : ANNOUNCE_MS;
+		if ((md = ss_kafka_metadata_try(rk, topic, (int)slice, &err)) != NULL)
+			break;
+		if (now_ms() < t0 + slice) /* failed early: no busy loop */
+			(void)poll(NULL, 0, (int)(t0 + slice - now_ms()));
+		if (now_ms() >= deadline)
+			break;
+		if (!said)
+			said = announce_wait(o);
+	}
+	if (said)
+		fputs(md != NULL ? "\r\033[K" : "\n", stderr);
+	if (md == NULL)
+		ss_kafka_die_unreachable(o, err);
 	return md;
 }
 
@@ -296,8 +353,10 @@ const rd_kafka_metadata_t *
 ss_kafka_metadata_all(rd_kafka_t *rk, const struct ss_kopts *o)
 {
 	const rd_kafka_metadata_t *md = NULL;
+	rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1, NULL, &md, (int)o->timeout_ms);
 
-	metadata_check(rd_kafka_metadata(rk, 1, NULL, &md, (int)o->timeout_ms), o);
+	if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+		ss_kafka_die_unreachable(o, err);
 	return md;
 }
 

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdnoreturn.h>
 #include "buf.h"
 
 struct ss_kopts {
@@ -25,6 +26,8 @@ struct ss_kopts {
 };
 void ss_kopts_init(struct ss_kopts *o);
 void ss_kopts_free(struct ss_kopts *o);
+/* -b BROKERS; usage error if it names none ("", ","). */
+void ss_kopts_set_brokers(struct ss_kopts *o, const char *arg, const char *usage);
 /* -X prop=val: checked for the '=' now (usage error otherwise), applied later. */
 void ss_kopts_add_prop(struct ss_kopts *o, const char *arg, const char *usage);
 /* -F FILE: read prop=val lines now (blank lines and # comments skipped); exit 2 on errors. */
@@ -51,12 +54,19 @@ int64_t ss_kafka_all_down_since(void);
 void ss_kafka_clear_all_down(void);
 
 /* Topic metadata with a bounded wait. Exits 75 with "cannot reach brokers ..." when no
- * broker answers within timeout_ms. Returns the metadata (rd_kafka_metadata_destroy it). */
+ * broker answers within timeout_ms; a wait longer than a moment is said at once on
+ * stderr when it is a terminal ("connecting to B ..."), and the line taken back when the
+ * brokers answer. Returns the metadata (rd_kafka_metadata_destroy it). */
 const rd_kafka_metadata_t *ss_kafka_metadata(rd_kafka_t *rk, const struct ss_kopts *o,
 					     const char *topic);
 /* The metadata of every topic (asking for all never creates one, as asking for a name
  * may where brokers auto-create topics). Exits as ss_kafka_metadata does. */
 const rd_kafka_metadata_t *ss_kafka_metadata_all(rd_kafka_t *rk, const struct ss_kopts *o);
+/* One attempt of at most wait_ms, silent: the metadata, or NULL with *err. */
+const rd_kafka_metadata_t *ss_kafka_metadata_try(rd_kafka_t *rk, const char *topic, int wait_ms,
+						 rd_kafka_resp_err_t *err);
+/* Exit as ss_kafka_metadata does when the brokers did not answer with err in time. */
+noreturn void ss_kafka_die_unreachable(const struct ss_kopts *o, rd_kafka_resp_err_t err);
 /* The exit status an error should end the run with: 75 for unavailable brokers and time
  * outs, 1 for everything else. */
 int ss_kafka_exit_code(rd_kafka_resp_err_t err);

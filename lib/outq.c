@@ -103,6 +103,14 @@ ss_outq_nonblocking(const ss_outq *q)
 	return q->nonblock;
 }
 
+bool
+ss_outq_reader_gone(const ss_outq *q)
+{
+	struct pollfd pfd = {.fd = q->fd, .events = 0};
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLERR | POLLHUP)) != 0;
+}
+
 /* Move the unwritten tail to the front once the written part dominates the buffer. */
 static void
 compact(ss_outq *q)

@@ -29,6 +29,9 @@ size_t ss_outq_pending(const ss_outq *q);
 int ss_outq_drain(ss_outq *q);
 /* Write everything, waiting for the descriptor; 0 or EPIPE as above. */
 int ss_outq_drain_all(ss_outq *q);
+/* Is the reader gone (the read end of a pipe closed, a socket hung up)? Asked without
+ * writing (poll(2) reports POLLERR or POLLHUP), so an idle writer notices it too. */
+bool ss_outq_reader_gone(const ss_outq *q);
 /* Can writes on this queue block (a pipe or socket, written without blocking)? */
 bool ss_outq_nonblocking(const ss_outq *q);
 #endif

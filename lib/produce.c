@@ -16,6 +16,7 @@
 #include "expr.h"
 #include "jscan.h"
 #include "produce.h"
+#include "sstime.h"
 
 #define MAX_REPORTED 10
 #define ACKS_EVERY_NS (100 * INT64_C(1000000))
@@ -33,6 +34,7 @@ struct field {
 	ss_expr *expr;
 	struct ss_jpath *env;
 	ss_buf raw, bytes;
+	char *name; /* for messages: "--key .k", "envelope .timestamp" */
 };
 
 struct producer {
@@ -47,8 +49,11 @@ struct producer {
 	uint64_t ack_limit; /* lines before the first record that failed: never more */
 	ss_acks *acks;     /* --acks, or NULL */
 	bool joined;       /* the writer's run adopted (at the first line) */
+	bool connected;    /* the brokers answered and the topic exists */
+	int64_t connect_by; /* monotonic ms: when unanswered brokers end the run */
 	int64_t acked_at;  /* monotonic time of the last report */
 	char errbuf[512];
+	char whybuf[768];
 	uint64_t failed;
 	int fail_status;
 	int unpolled;
@@ -194,16 +199,34 @@ static void
 field_init(struct field *f, const char *expr, const char *option, const char *env_member,
 	   bool envelope)
 {
+	char name[256];
+
 	memset(f, 0, sizeof *f);
-	if (expr != NULL)
+	if (expr != NULL) {
 		f->expr = ss_expr_compile(expr, option);
-	else if (envelope && env_member != NULL)
+		snprintf(name, sizeof name, "%s %s", option, expr);
+	} else if (envelope && env_member != NULL) {
 		f->env = ss_jpath_parse(env_member);
+		snprintf(name, sizeof name, "envelope %s", env_member);
+	} else {
+		snprintf(name, sizeof name, "%s", option);
+	}
+	f->name = ss_xstrdup(name);
+}
+
+/* A field that cannot be built: its name before the reason. Returns false. */
+static bool
+field_failed(struct producer *pr, const struct field *f, const char **why)
+{
+	snprintf(pr->whybuf, sizeof pr->whybuf, "%s: %s", f->name, *why ? *why : "bad value");
+	*why = pr->whybuf;
+	return false;
 }
 
 static void
 field_free(struct field *f)
 {
+	free(f->name);
 	ss_expr_free(f->expr);
 	if (f->env != NULL)
 		ss_jpath_free(f->env);
@@ -322,35 +345,36 @@ build_record(struct producer *pr, ss_rec *rec, struct record *r, const char **wh
 			return false;
 		}
 		if (!field_bytes(pr, &pr->value, rec, &r->value, &r->vlen, why))
-			return false;
+			return field_failed(pr, &pr->value, why);
 	} else {
 		r->value = rec->raw;
 		r->vlen = rec->len;
 	}
 	if (!field_bytes(pr, &pr->key, rec, &r->key, &r->klen, why))
-		return false;
+		return field_failed(pr, &pr->key, why);
 	if (!field_int(pr, &pr->partition, rec, &found, &v, why))
-		return false;
+		return field_failed(pr, &pr->partition, why);
 	if (found) {
 		if (v < 0 || v > INT32_MAX) {
 			*why = "partition out of range";
-			return false;
+			return field_failed(pr, &pr->partition, why);
 		}
 		r->partition = (int32_t)v;
 	}
 	if (pr->timestamp.env != NULL) {
 		/* an envelope's timestamp is Kafka's: milliseconds */
-		if (!field_int(pr, &pr->timestamp, rec, &found, &v, why))
-			return false;
+		if (!field_int(pr, &pr->timestamp, rec, &found, &v, why)) {
+			*why = "expected an integer, Kafka's milliseconds since the epoch "
+			       "(--timestamp EXPR takes a time in any form)";
+			return field_failed(pr, &pr->timestamp, why);
+		}
 		r->ts_ms = found ? v : 0;
 	} else if (!field_time(pr, &pr->timestamp, rec, &r->ts_ms, why)) {
-		return false;
+		return field_failed(pr, &pr->timestamp, why);
 	}
 	rc = field_raw(pr, &pr->headers, rec, &hp, &hlen, why);
-	if (rc < 0)
-		return false;
-	if (rc == 1 && !ss_kafka_headers_from_json(hp, hlen, &r->headers, why))
-		return false;
+	if (rc < 0 || (rc == 1 && !ss_kafka_headers_from_json(hp, hlen, &r->headers, why)))
+		return field_failed(pr, &pr->headers, why);
 	return true;
 }
 
@@ -382,6 +406,51 @@ print_dry(struct producer *pr, const struct record *r)
 	ss_writer_write(pr->dry, b->data, b->len);
 }
 
+static int64_t
+now_ms(void)
+{
+	return ss_time_mono() / 1000000;
+}
+
+static void
+check_topic(struct producer *pr, const rd_kafka_metadata_t *md)
+{
+	if (md->topic_cnt > 0 && md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
+		ss_diag_die(SS_EXIT_DATA, "topic %s does not exist", pr->o->topic);
+	rd_kafka_metadata_destroy(md);
+	pr->connected = true;
+}
+
+/* Before the first record: the brokers must answer (a bounded wait, said on a terminal). */
+static void
+await_brokers(struct producer *pr)
+{
+	if (!pr->connected)
+		check_topic(pr, ss_kafka_metadata(pr->rk, &pr->o->k, pr->o->topic));
+}
+
+/* Waiting for input. Until the brokers answered, the wait asks them, so a wrong broker
+ * or topic is said without waiting for the first record; and an input that ends before
+ * any record needs no broker at all. */
+static void
+idle_wait(struct producer *pr, struct pollfd *pfd)
+{
+	const rd_kafka_metadata_t *md;
+	rd_kafka_resp_err_t err;
+	int64_t until = now_ms() + 100;
+
+	if (pr->dry == NULL && !pr->connected) {
+		if ((md = ss_kafka_metadata_try(pr->rk, pr->o->topic, 100, &err)) != NULL) {
+			check_topic(pr, md);
+			return;
+		}
+		if (now_ms() >= pr->connect_by)
+			ss_kafka_die_unreachable(&pr->o->k, err);
+	}
+	if (now_ms() < until)
+		(void)poll(pfd, 1, (int)(until - now_ms()));
+}
+
 /* Hand a record to librdkafka, waiting while its queue is full. */
 static void
 send_record(struct producer *pr, struct record *r, uint64_t lineno)
@@ -389,6 +458,7 @@ send_record(struct producer *pr, struct record *r, uint64_t lineno)
 	void *opaque = (void *)(uintptr_t)(pr->fl.first + pr->fl.n);
 	rd_kafka_resp_err_t err;
 
+	await_brokers(pr);
 	for (;;) {
 		if (r->headers == NULL && r->ts_ms == 0) {
 			err = rd_kafka_produce(pr->rkt, r->partition, RD_KAFKA_MSG_F_COPY, (void *)r->value,
@@ -503,7 +573,7 @@ read_input(struct producer *pr)
 		else
 			rd_kafka_poll(pr->rk, 0);
 		report_acks(pr, false);
-		(void)poll(&pfd, 1, 100);
+		idle_wait(pr, &pfd);
 	}
 }
 
@@ -525,7 +595,6 @@ connect_producer(struct producer *pr)
 {
 	struct ss_produce_opts *o = pr->o;
 	rd_kafka_conf_t *conf = ss_kafka_conf(&o->k, producer_defaults);
-	const rd_kafka_metadata_t *md;
 	char ms[32];
 
 	if (!ss_kopts_has(&o->k, "message.timeout.ms") && !ss_kopts_has(&o->k, "delivery.timeout.ms")) {
@@ -536,10 +605,7 @@ connect_producer(struct producer *pr)
 	rd_kafka_conf_set_dr_msg_cb(conf, dr_msg_cb);
 	pr->rk = ss_kafka_new(RD_KAFKA_PRODUCER, conf);
 	pr->rkt = rd_kafka_topic_new(pr->rk, o->topic, NULL);
-	md = ss_kafka_metadata(pr->rk, &o->k, o->topic);
-	if (md->topic_cnt > 0 && md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
-		ss_diag_die(SS_EXIT_DATA, "topic %s does not exist", o->topic);
-	rd_kafka_metadata_destroy(md);
+	pr->connect_by = now_ms() + o->k.timeout_ms;
 }
 
 int

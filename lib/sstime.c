@@ -177,6 +177,28 @@ ss_time_parse_text(const char *p, size_t len, int64_t *ns)
 	return !__builtin_mul_overflow(secs, NS_PER_S, ns) && !__builtin_add_overflow(*ns, frac, ns);
 }
 
+/* Out of range in this unit; a finer unit that would fit is most likely the one meant
+ * (Kafka's timestamps count milliseconds), and said. */
+static const char *
+out_of_range(double v, enum ss_tsunit unit)
+{
+	static const char *const hint[] = {
+		"time out of range",
+		"time out of range in seconds: if it counts milliseconds (as Kafka's timestamps do), "
+		"use --ts-unit ms",
+		"time out of range in seconds: if it counts microseconds, use --ts-unit us",
+		"time out of range in seconds: if it counts nanoseconds, use --ts-unit ns",
+	};
+	static const double scale[] = {1e9, 1e6, 1e3, 1};
+
+	if (unit != SS_TS_S || !isfinite(v))
+		return hint[0];
+	for (int u = SS_TS_MS; u <= SS_TS_NS; u++)
+		if (fabs(v * scale[u]) <= 9.2e18)
+			return hint[u];
+	return hint[0];
+}
+
 static bool
 number_to_ns(double v, enum ss_tsunit unit, int64_t *ns, const char **why)
 {
@@ -184,7 +206,7 @@ number_to_ns(double v, enum ss_tsunit unit, int64_t *ns, const char **why)
 	double x = v * (double)scale[unit], whole;
 
 	if (!isfinite(x) || fabs(x) > 9.2e18) {
-		*why = "time out of range";
+		*why = out_of_range(v, unit);
 		return false;
 	}
 	/* Whole units in integers: v * 1e6 in doubles would turn the millisecond Kafka

@@ -46,7 +46,7 @@ add(ss_statedir *d, const char *topic, int32_t partition)
 	struct entry *e = &d->e[d->n++];
 	e->topic = ss_xstrdup(topic);
 	e->partition = partition;
-	e->store = ss_store_open(path, d->flags);
+	e->store = ss_store_open(path, d->flags, SS_STATE_CACHE);
 	return e->store;
 }
 

@@ -11,6 +11,7 @@
 #include "envelope.h"
 #include "keyenc.h"
 #include "sstime.h"
+#include "statefile.h"
 
 enum stmt { ST_PUT, ST_GET, ST_DEL, ST_OFF_GET, ST_OFF_SET, ST_COUNT, ST__N };
 
@@ -53,13 +54,12 @@ struct applied {
 static void
 die_sqlite(ss_store *s, int rc, const char *what)
 {
-	int code = (rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_CANTOPEN ||
-		    rc == SQLITE_PROTOCOL) ? SS_EXIT_TEMPFAIL : SS_EXIT_DATA;
+	int err = s->db ? sqlite3_system_errno(s->db) : 0;
+	int code = ss_statefile_exit_code(rc, err);
 	/* SQLite may have rolled the batch back (SQLITE_FULL, IOERR ...): the exit handlers
 	 * must not commit what is left of it, above all not its offsets alone, in autocommit,
 	 * which would mark the lost records applied. Closing without commit rolls back. */
 	s->in_txn = false;
-	int err = s->db ? sqlite3_system_errno(s->db) : 0;
 	ss_diag_die(code, "%s: %s: %s%s%s%s", s->path, what, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc),
 		    err ? " (" : "", err ? strerror(err) : "", err ? ")" : "");
 }
@@ -86,7 +86,7 @@ stmt(ss_store *s, enum stmt which)
 }
 
 ss_store *
-ss_store_open(const char *path, int flags)
+ss_store_open(const char *path, int flags, enum ss_state_kind kind)
 {
 	ss_store *s = calloc(1, sizeof *s);
 
@@ -94,21 +94,12 @@ ss_store_open(const char *path, int flags)
 		ss_diag_die(SS_EXIT_DATA, "out of memory");
 	s->path = ss_xstrdup(path);
 	s->readonly = flags & SS_STORE_READONLY;
-	if (s->readonly && access(path, F_OK) != 0)
-		ss_diag_die(SS_EXIT_DATA, "%s: %s", path, strerror(errno));
-	/* A reader opens a file it may write read-write all the same (it never writes): a
-	 * writer killed in the middle of a transaction leaves a hot journal that only a
-	 * read-write connection can roll back; read-only, every read fails until the
-	 * writer's next run ("attempt to write a readonly database"). */
-	int oflags = !s->readonly ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE :
-		     access(path, W_OK) == 0 ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
-	int rc = sqlite3_open_v2(path, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
-	if (rc != SQLITE_OK)
-		die_sqlite(s, rc, "cannot open");
-	sqlite3_busy_timeout(s->db, 5000);
+	s->db = ss_statefile_open(path, s->readonly);
+	ss_statefile_check(s->db, path, kind);
 	if (!s->readonly) {
 		exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;");
 		exec_sql(s, schema);
+		ss_statefile_mark(s->db, path, kind);
 	}
 	return s;
 }

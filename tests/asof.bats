@@ -585,3 +585,17 @@ with open("'"$T"'/l", "w") as l, open("'"$T"'/r", "w") as r:
 	assert_output '["l15","r10"]'
 	[[ "$stderr" == *"$T/l:2: left: invalid JSON"* ]]
 }
+
+@test "Kafka's millisecond timestamps read as seconds: the error suggests --ts-unit ms" {
+	printf '%s\n' '{"timestamp":1672567200000,"v":"l"}' >"$T/l"
+	printf '%s\n' '{"timestamp":1672567100000,"v":"r"}' >"$T/r"
+	run --separate-stderr ss-asof --on .timestamp "$T/l" "$T/r"
+	assert_failure 1
+	[[ "$stderr" == *".timestamp: time out of range in seconds: if it counts milliseconds (as Kafka's timestamps do), use --ts-unit ms"* ]]
+	run --separate-stderr ss-asof --on .timestamp --ts-unit ms --select '[.left.v, .right.v]' "$T/l" "$T/r"
+	assert_success
+	assert_output '["l","r"]'
+	# microseconds are told apart
+	printf '%s\n' '{"t":1672567200000000}' | ss-checkpoint "$T/c.db" heartbeat a b --ts .t >/dev/null 2>"$T/err" || true
+	grep -q 'if it counts microseconds, use --ts-unit us' "$T/err"
+}

@@ -8,7 +8,7 @@ setup_file() {
 		--topic live:2 --topic count:2 --topic until:1 --topic grp:2 --topic sig:1 \
 		--topic pipe:1 --topic bp:4 --topic resume:2 --topic seek:1 --topic multi1:1 \
 		--topic multi2:2 --topic trickle:1 --topic offdir:3 --topic handover:2 \
-		--topic nonblock:1 --topic endf:2
+		--topic nonblock:1 --topic endf:2 --topic quiet:1 --topic quietg:1
 }
 teardown_file() { mock_stop; }
 
@@ -227,6 +227,72 @@ assert embedded >= 25, embedded' "$T/out" "$T/payloads"
 	# resumed at or after the 5 read, well before what was fetched but never written
 	[ "$first" -ge 5 ] && [ "$first" -lt 5000 ]
 	[ "$(echo "$output" | jq .offset | tail -1)" -eq 19999 ]
+}
+
+# reader_gone_exit ARGS...: ss-consume ARGS | head -1 on a topic with one record; sets
+# $gone_status and $gone_ms (how long ss-consume ran on after head exited)
+reader_gone_exit() {
+	mkfifo "$T/fifo"
+	ss-consume -b "$B" "$@" >"$T/fifo" 2>"$T/err" &
+	pid=$!
+	head -1 <"$T/fifo" >"$T/line"
+	start=$(date +%s%N)
+	wait_exit $pid 20
+	gone_ms=$(ms_since "$start")
+	gone_status=$wait_status
+	[ -s "$T/line" ]
+}
+
+@test "a reader gone while the topic is quiet: noticed within a second, exit 141" {
+	printf '{"n":1}\n' | ss-produce -b "$B" quiet
+	reader_gone_exit quiet
+	[ "$gone_status" -eq 141 ]
+	[ "$gone_ms" -lt 1500 ]
+}
+
+@test "-G: a reader gone while the topic is quiet: leaves the group at once, exit 141" {
+	printf '{"n":1}\n' | ss-produce -b "$B" quietg
+	reader_gone_exit -G gone -X session.timeout.ms=6000 -X debug=cgrp quietg
+	[ "$gone_status" -eq 141 ]
+	[ "$gone_ms" -lt 1500 ]
+	grep -q 'LeaveGroup response' "$T/err"
+	# its committed offset is after the record it wrote
+	run timeout 30 ss-consume -b "$B" -G gone -X session.timeout.ms=6000 -e quietg
+	assert_success
+	assert_output ''
+}
+
+@test "the consumers of an interrupted ss-asof notice at once that it is gone" {
+	printf '{"n":1}\n' | ss-produce -b "$B" quiet
+	bash -c "ss-asof <(ss-consume -b '$B' quiet; echo \$? >'$T/l') \
+		<(ss-consume -b '$B' quiet; echo \$? >'$T/r') --on .timestamp --ts-unit ms >/dev/null 2>&1 &
+		echo \$! >'$T/asof'; wait" &
+	sleep 2
+	[ ! -e "$T/l" ] && [ ! -e "$T/r" ]
+	kill -INT "$(cat "$T/asof")"
+	start=$(date +%s%N)
+	for _ in $(seq 50); do [ -s "$T/l" ] && [ -s "$T/r" ] && break; sleep 0.05; done
+	[ "$(ms_since "$start")" -lt 1500 ]
+	[ "$(cat "$T/l")" -eq 141 ] && [ "$(cat "$T/r")" -eq 141 ]
+}
+
+@test "unreachable broker on a terminal: said at once; silent when stderr is not one" {
+	start=$(date +%s%N)
+	on_terminal "$T/tty" ss-consume -b 127.0.0.1:1 --timeout 4s -e quiet
+	for _ in $(seq 20); do grep -q 'connecting' "$T/tty" && break; sleep 0.05; done
+	[ "$(ms_since "$start")" -lt 1000 ]
+	grep -q 'ss-consume: connecting to 127.0.0.1:1' "$T/tty"
+	wait_exit $tty_pid 20
+	[ "$wait_status" -eq 75 ]
+	grep -q 'cannot reach brokers' "$T/tty"
+	run timeout 20 ss-consume -b 127.0.0.1:1 --timeout 1s -e quiet
+	[ "$status" -eq 75 ]
+	refute_output --partial 'connecting'
+	# a broker that answers takes the line back: nothing is left of it
+	on_terminal "$T/tty2" ss-consume -b "$B" -e quiet
+	wait_exit $tty_pid 20
+	[ "$wait_status" -eq 0 ]
+	! grep -q connecting "$T/tty2"
 }
 
 @test "backpressure: a reader stalled beyond max.poll.interval.ms keeps the group; nothing lost or repeated" {
@@ -471,4 +537,26 @@ wait_keys() {
 	test_must_fail 2 ss-consume -b "$B" -c many t
 	test_must_fail 2 ss-consume -b "$B" -G g -p 0 t
 	test_must_fail 2 ss-consume -b "$B" --from yesterdayish t
+	test_must_fail 2 ss-consume -b '' t
+	assert_output --partial "ss-consume: -b '': no brokers (expected host:port,...)"
+}
+
+@test "kcat's options are answered with the ss way to say them, exit 2" {
+	test_must_fail 2 ss-consume -b "$B" -t env
+	assert_output --partial 'ss-consume: -t is kcat'"'"'s option: topics are arguments here: ss-consume [-b brokers] env'
+	test_must_fail 2 ss-consume -b "$B" -C env
+	assert_output --partial 'ss-consume only consumes: drop -C'
+	test_must_fail 2 ss-consume -b "$B" -P env
+	assert_output --partial 'to produce, use ss-produce TOPIC'
+	test_must_fail 2 ss-consume -b "$B" -K: env
+	assert_output --partial "jq -r '\"\\(.key):\\(.value)\"'"
+	test_must_fail 2 ss-consume -b "$B" -q env
+	assert_output --partial 'quiet already'
+	test_must_fail 2 ss-consume -b "$B" -o s@1672531200000 env
+	assert_output --partial 'say -o @2023-01-01T00:00:00Z, or --from 2023-01-01T00:00:00Z'
+	test_must_fail 2 ss-consume -b "$B" -o e@1672531200000 env
+	assert_output --partial 'say --until 2023-01-01T00:00:00Z'
+	# what they suggest works
+	run timeout 30 ss-consume -b "$B" -e -o @2023-01-01T00:00:00Z env
+	[ "$status" -ne 2 ]
 }

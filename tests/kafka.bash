@@ -53,3 +53,17 @@ seq_json() {
 	local i
 	for ((i = 0; i < $1; i++)); do printf '{"n":%d}\n' "$i"; done
 }
+
+# on_terminal OUT CMD: run the shell command CMD in the background with its standard
+# streams on a terminal (a pty of script(1)); what it prints goes to OUT. Sets $tty_pid.
+on_terminal() {
+	local out=$1
+	shift
+	script -qec "$*" /dev/null </dev/null >"$out" 2>&1 &
+	tty_pid=$!
+}
+
+# ms_since START: milliseconds since START (from `date +%s%N`)
+ms_since() {
+	echo $(( ($(date +%s%N) - $1) / 1000000 ))
+}

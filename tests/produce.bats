@@ -153,14 +153,23 @@ teardown_file() { mock_stop; }
 		'{"p":0,"h":"a=1"}' '{"p":0,"h":[["a"]]}' '{"p":0,"h":[[1,"x"]]}' '{"p":0,"h":[["a","1"],["b","2"],["a","3"]]}' >"$T/in"
 	run ss-produce -b "$B" --dry-run --partition .p --headers .h --value '.v // .' --on-error skip bad-skip <"$T/in"
 	assert_success
-	assert_line --partial '<stdin>:2: expected an integer (skipped)'
-	assert_line --partial '<stdin>:3: an array of headers must hold [name, value] pairs (skipped)'
-	assert_line --partial '<stdin>:4: invalid base64'
-	assert_line --partial '<stdin>:6: headers must be an object or an array of [name, value] pairs (skipped)'
-	assert_line --partial '<stdin>:7: an array of headers must hold [name, value] pairs (skipped)'
-	assert_line --partial '<stdin>:8: a header name must be a string or {"base64":...} (skipped)'
+	assert_line --partial '<stdin>:2: --partition .p: expected an integer (skipped)'
+	assert_line --partial '<stdin>:3: --headers .h: an array of headers must hold [name, value] pairs (skipped)'
+	assert_line --partial '<stdin>:4: --value .v // .: invalid base64'
+	assert_line --partial '<stdin>:6: --headers .h: headers must be an object or an array of [name, value] pairs (skipped)'
+	assert_line --partial '<stdin>:7: --headers .h: an array of headers must hold [name, value] pairs (skipped)'
+	assert_line --partial '<stdin>:8: --headers .h: a header name must be a string or {"base64":...} (skipped)'
 	[ "$(echo "$output" | grep -c '^{"topic"')" -eq 3 ]
 	assert_line --partial '"headers":[["a","1"],["b","2"],["a","3"]]}'
+}
+
+@test "--envelope: a timestamp that is not Kafka's integer names the field and what it takes" {
+	printf '%s\n' '{"key":null,"value":1,"timestamp":"2023-01-01T00:00:00Z","headers":{}}' >"$T/in"
+	test_must_fail 1 ss-produce --dry-run --envelope t <"$T/in"
+	assert_output "ss-produce: <stdin>:1: envelope .timestamp: expected an integer, Kafka's milliseconds since the epoch (--timestamp EXPR takes a time in any form)"
+	run ss-produce --dry-run --envelope --timestamp .timestamp t <"$T/in"
+	assert_success
+	assert_output --partial '"timestamp":1672531200000'
 }
 
 @test "headers: an object when each name's headers are adjacent, else [name, value] pairs in order" {
@@ -198,6 +207,36 @@ teardown_file() { mock_stop; }
 	assert_output --partial 'ss-produce: cannot reach brokers 127.0.0.1:1'
 }
 
+@test "no input: exit 0 at once, no broker needed" {
+	start=$(date +%s%N)
+	run timeout 20 ss-produce -b 127.0.0.1:1 plain </dev/null
+	assert_success
+	assert_output ''
+	run timeout 20 ss-produce -b 127.0.0.1:1 plain < <(printf '\n\n')
+	assert_success
+	[ "$(ms_since "$start")" -lt 2000 ]
+}
+
+@test "waiting for input, an unreachable broker still ends the run after --timeout" {
+	start=$(date +%s%N)
+	run timeout 20 bash -c "sleep 5 | ss-produce -b 127.0.0.1:1 --timeout 1s plain"
+	[ "$status" -eq 75 ]
+	assert_output --partial 'cannot reach brokers'
+}
+
+@test "unreachable broker on a terminal: a record waiting says so at once" {
+	start=$(date +%s%N)
+	on_terminal "$T/tty" "echo '{}' | ss-produce -b 127.0.0.1:1 --timeout 4s plain"
+	for _ in $(seq 20); do grep -q 'connecting' "$T/tty" && break; sleep 0.05; done
+	[ "$(ms_since "$start")" -lt 1000 ]
+	grep -q 'ss-produce: connecting to 127.0.0.1:1' "$T/tty"
+	wait_exit $tty_pid 20
+	[ "$wait_status" -eq 75 ]
+	run timeout 20 ss-produce -b 127.0.0.1:1 --timeout 1s plain <<<'{}'
+	[ "$status" -eq 75 ]
+	refute_output --partial 'connecting'
+}
+
 @test "SIGTERM delivers every line read, then exits 143" {
 	mkfifo "$T/in"
 	ss-produce -b "$B" term <"$T/in" 2>"$T/err" &
@@ -220,4 +259,22 @@ teardown_file() { mock_stop; }
 	test_must_fail 2 ss-produce --on-error maybe t
 	test_must_fail 2 ss-produce --ts-unit days t
 	test_must_fail 2 ss-produce --timeout soon t
+	test_must_fail 2 ss-produce -b '' t
+	assert_output --partial "ss-produce: -b '': no brokers"
+}
+
+@test "kcat's options are answered with the ss way to say them, exit 2" {
+	test_must_fail 2 ss-produce -b "$B" -t plain
+	assert_output --partial 'ss-produce: -t is kcat'"'"'s option: the topic is the argument here: ss-produce [-b brokers] plain'
+	test_must_fail 2 ss-produce -b "$B" -P plain
+	assert_output --partial 'ss-produce only produces: drop -P'
+	test_must_fail 2 ss-produce -b "$B" -C plain
+	assert_output --partial 'to consume, use ss-consume'
+	test_must_fail 2 ss-produce -b "$B" -K: plain
+	assert_output --partial '--key .id --value .payload'
+	test_must_fail 2 ss-produce -b "$B" -q plain
+	assert_output --partial 'quiet already'
+	# the -K answer works as written
+	printf 'k1:v1\n' | jq -cR 'split(":") | {key: .[0], value: .[1]}' | ss-produce -b "$B" --key .key --value .value plain
+	kcat -C -b "$B" -t plain -e -q -f '%k=%s\n' | grep -qx 'k1=v1'
 }

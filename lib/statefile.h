@@ -1,0 +1,49 @@
+/* statefile: opening a SQLite state file, and what kind of state it is.
+ * Every tool that keeps state opens its file here, so that a wrong path fails the same
+ * way everywhere: with the path and the reason, exit 1 for what a retry cannot fix (a
+ * directory, a missing parent directory, no permission, not a database, another tool's
+ * state, a newer format), 75 only for what may pass (busy, locked, out of descriptors).
+ *
+ * Kinds. Each kind of state file carries its tool's tag in the SQLite header (PRAGMA
+ * application_id) and its format version (PRAGMA user_version). Files of earlier
+ * versions carry neither (version 0): their kind is read from their tables, and they
+ * are marked when opened for writing. A file with a newer version than this build knows
+ * is refused.
+ *
+ * Read-only opens never need write access: a file that can be written is opened
+ * read-write all the same (only such a connection can roll back a hot journal a killed
+ * writer left), else read-only, else, when no write-ahead log is pending, as immutable
+ * (a read-only directory, where the -shm file cannot be made). A hot journal that needs
+ * write access to roll back is said as such. The caller owns the connection. */
+#ifndef SS_STATEFILE_H
+#define SS_STATEFILE_H
+#include <sqlite3.h>
+#include <stdbool.h>
+
+enum ss_state_kind {
+	SS_STATE_ANY,        /* whatever kind: no check, no mark (--offsets-from) */
+	SS_STATE_CACHE,      /* ss-cache */
+	SS_STATE_CHECKPOINT, /* ss-checkpoint */
+	SS_STATE_ASOF,       /* ss-asof --state */
+	SS_STATE_ACKS,       /* ss-asof/ss-produce --acks */
+	SS_STATE__N,
+};
+
+/* "ss-cache state" ... for messages. */
+const char *ss_state_kind_name(enum ss_state_kind kind);
+
+/* Open path: for reading (no write ever, the file must exist) or for writing (created
+ * when missing). Exits with the path and the reason when it cannot. "" is a temporary
+ * database (no checks). */
+sqlite3 *ss_statefile_open(const char *path, bool readonly);
+/* Check that db (opened from path) is a state of kind, or a file with nothing in it;
+ * exits 1 saying what it is otherwise. Call before creating tables. */
+void ss_statefile_check(sqlite3 *db, const char *path, enum ss_state_kind kind);
+/* Mark db as a state of kind in the current format; call after creating its tables,
+ * on a connection that writes. */
+void ss_statefile_mark(sqlite3 *db, const char *path, enum ss_state_kind kind);
+/* Exit for a failed SQLite call on db: "path: what: reason", 75 when it may pass. */
+_Noreturn void ss_statefile_die(sqlite3 *db, const char *path, int rc, const char *what);
+/* The exit status for a SQLite result code (with the OS error behind it). */
+int ss_statefile_exit_code(int rc, int sys_errno);
+#endif
