@@ -14,6 +14,12 @@ Every peer writes the join in its own natural shape: ss-asof's {"left":L,"right"
 Each line is reduced to the pair (station, activity time, activity value, weather time,
 weather value), times as integer epoch seconds, no match as null; the digest is the sum
 of the pairs' hashes, so output order does not matter but every pair and its count does.
+
+The wide shape (gen.py --shape wide) carries an id per record, so its lines reduce to
+(activity id, weather id or null): from {"left":{"aid":..},"right":{"wid":..}|null}, from
+a flat row {"aid":..,"w_wid":..,...}, and from the projection runs' two fields, ss-asof's
+[aid, wid] (--select '[.left.aid, .right.wid]') or a peer's {"aid":..,"wid":..}. Ids are
+compared as integers (pandas writes a column with nulls as floats).
 """
 import calendar
 import hashlib
@@ -40,11 +46,21 @@ def unwrap(r):
     return r
 
 
+def ident(x):
+    return None if x is None else int(x)
+
+
 def pair(obj):
+    if isinstance(obj, list):  # a projection: [activity id, weather id]
+        return (ident(obj[0]), ident(obj[1]))
     if "left" in obj:
         a, w = unwrap(obj["left"]), unwrap(obj.get("right")) or {}
+        if "aid" in a:
+            return (ident(a["aid"]), ident(w.get("wid")))
         return (a["station"], epoch(a["timestamp"]), a["value"],
                 epoch(w.get("timestamp")), w.get("value"))
+    if "aid" in obj:
+        return (ident(obj["aid"]), ident(obj["wid"] if "wid" in obj else obj.get("w_wid")))
     return (obj["station"], epoch(obj["timestamp"]), obj["value"],
             epoch(obj.get("w_timestamp")), obj.get("w_value"))
 
@@ -70,21 +86,32 @@ def digest(path):
 
 def expect(activity, weather):
     """The backward as-of join by station, from sorted lists: the reference when no
-    ss-asof run on the same files is there to compare with."""
+    ss-asof run on the same files is there to compare with. Either shape: the wide one
+    (.meta.station, .ts, ids) is told by its first weather record."""
     from bisect import bisect_right
+    wide = None
     hist = {}
     for w in records(weather):
-        hist.setdefault(w["station"], []).append((epoch(w["timestamp"]), w["value"]))
+        if wide is None:
+            wide = "meta" in w
+        if wide:
+            hist.setdefault(w["meta"]["station"], []).append((w["ts"], w["wid"]))
+        else:
+            hist.setdefault(w["station"], []).append((epoch(w["timestamp"]), w["value"]))
     times = {}
     for s, h in hist.items():
         h.sort()
         times[s] = [t for t, _ in h]
     n, total = 0, 0
     for a in records(activity):
-        s, t = a["station"], epoch(a["timestamp"])
+        if wide:
+            s, t = a["meta"]["station"], a["ts"]
+        else:
+            s, t = a["station"], epoch(a["timestamp"])
         i = bisect_right(times.get(s, ()), t)
         wt, wv = hist[s][i - 1] if i else (None, None)
-        total = (total + pair_hash((s, t, a["value"], wt, wv))) % (1 << 64)
+        p = (a["aid"], wv) if wide else (s, t, a["value"], wt, wv)
+        total = (total + pair_hash(p)) % (1 << 64)
         n += 1
     return n, "%016x" % total
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Generate the seed's weather and activity streams as NDJSON for the benchmarks.
 
-    gen.py N OUTDIR [--stations 100] [--late FRACTION] [--late-span SECONDS]
-                    [--shuffle-left] [--ts epoch|rfc3339] [--seed S]
+    gen.py N OUTDIR [--shape seed|wide] [--stations 100] [--late FRACTION]
+                    [--late-span SECONDS] [--shuffle-left] [--ts epoch|rfc3339] [--seed S]
 
 writes OUTDIR/weather.ndjson (right side) and OUTDIR/activity.ndjson (left side),
 N records each, shaped like the seed's messages plus a station:
@@ -24,9 +24,23 @@ from the seed): the same lines as without it, the weather file unchanged.
 
 Times stay epoch seconds (numbers) by default, which every peer reads natively;
 --ts rfc3339 writes "2023-01-01T10:00:00Z".
+
+--shape wide writes another ordinary shape instead (issue 14): records of about 200 bytes
+with a 120-character text field (varied words, some of them non-ASCII, an occasional
+quote or newline escaped), 10,000 stations (--stations), the key at a nested path
+(.meta.station), epoch-millisecond times in .ts, and an id per record (wid, aid):
+
+    {"wid":17,"ts":1672567234567,"meta":{"station":"s4711"},"temp":-3.5,"text":"…"}
+    {"aid":17,"ts":1672567235890,"meta":{"station":"s815"},"kind":"cycling","note":"…"}
+
+Weather record i happens at a random millisecond of second BASE + 2*i, activity j at one
+of second BASE + 2*j + 1, so the rules above hold in milliseconds: right times unique and
+never equal to a left time. --late-span stays in
+seconds; --ts does not apply (times are numbers).
 """
 import argparse
 import heapq
+import json
 import os
 import random
 import time
@@ -59,6 +73,56 @@ def activity_lines(n, stations, style, rnd):
                % (s, fmt_time(t, style), ACTIVITY[rnd.randrange(len(ACTIVITY))]))
 
 
+# The wide shape's text: slices of a long run of seeded random words. About one word in
+# twelve is not ASCII (accents, Cyrillic, CJK, emoji: 2 to 4 bytes a character).
+WORDS = ("the of and to in is was for on that with as at by from sensor reading station "
+         "north south east west river bridge harbour market street garden morning evening "
+         "light heavy rain wind cloud clear cold warm dry humid pressure falling rising "
+         "steady report update delayed normal expected route walk ride run swim shop lunch "
+         "meeting office home school park trail coast hill valley city centre").split()
+WORDS_INTL = ["café", "Zürich", "São", "Kraków", "naïve", "Møller", "façade", "Ελλάδα",
+              "Москва", "東京", "北京", "서울", "🌧", "☀", "⛅", "€5", "—", "«ok»", "Łódź"]
+TEXT_LEN = 120
+
+
+def corpus(rnd, chars=1 << 20):
+    out, n = [], 0
+    while n < chars:
+        r = rnd.random()
+        w = (rnd.choice(WORDS_INTL) if r < 0.08 else '"%s"' % rnd.choice(WORDS) if r < 0.09
+             else rnd.choice(WORDS) + ".\n" if r < 0.095 else rnd.choice(WORDS))
+        out.append(w)
+        n += len(w) + 1
+    return " ".join(out)
+
+
+def texts(rnd):
+    """An endless supply of 120-character strings, JSON-encoded (quotes and the
+    newline escaped, the rest as UTF-8)."""
+    text = corpus(rnd)
+    last = len(text) - TEXT_LEN
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    while True:
+        o = rnd.randrange(last)
+        yield dumps(text[o:o + TEXT_LEN])
+
+
+def wide_weather_lines(n, stations, rnd, text):
+    for i in range(n):
+        t = (BASE + 2 * i) * 1000 + rnd.randrange(1000)
+        yield t, ('{"wid":%d,"ts":%d,"meta":{"station":"s%d"},"temp":%s,"text":%s}\n'
+                  % (i, t, rnd.randrange(stations), rnd.randrange(-150, 350) / 10,
+                     next(text)))
+
+
+def wide_activity_lines(n, stations, rnd, text):
+    for j in range(n):
+        t = (BASE + 2 * j + 1) * 1000 + rnd.randrange(1000)
+        yield ('{"aid":%d,"ts":%d,"meta":{"station":"s%d"},"kind":"%s","note":%s}\n'
+               % (j, t, rnd.randrange(stations), ACTIVITY[rnd.randrange(len(ACTIVITY))],
+                  next(text)))
+
+
 def delay_some(lines, fraction, span, rnd):
     """Hold back a fraction of (time, line) pairs until the stream passes time + delay."""
     held = []  # heap of (release_time, line)
@@ -77,7 +141,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("n", type=int)
     p.add_argument("outdir")
-    p.add_argument("--stations", type=int, default=100)
+    p.add_argument("--shape", choices=["seed", "wide"], default="seed")
+    p.add_argument("--stations", type=int)
     p.add_argument("--late", type=float, default=0.0)
     p.add_argument("--late-span", type=int, default=1800)
     p.add_argument("--shuffle-left", action="store_true")
@@ -86,15 +151,26 @@ def main():
     a = p.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
     rnd = random.Random(a.seed)
-    w = weather_lines(a.n, a.stations, a.ts, rnd)
+    wide = a.shape == "wide"
+    if a.stations is None:
+        a.stations = 10_000 if wide else 100
+    if wide:
+        if a.ts != "epoch":
+            p.error("--shape wide writes epoch milliseconds; --ts does not apply")
+        text = texts(random.Random(a.seed + 3))
+        w = wide_weather_lines(a.n, a.stations, rnd, text)
+    else:
+        w = weather_lines(a.n, a.stations, a.ts, rnd)
     if a.late > 0:
         # a separate generator, so the late variant is a permutation of the in-order one
-        lines = delay_some(w, a.late, a.late_span, random.Random(a.seed + 1))
+        lines = delay_some(w, a.late, a.late_span * (1000 if wide else 1),
+                           random.Random(a.seed + 1))
     else:
         lines = (line for _, line in w)
     with open(os.path.join(a.outdir, "weather.ndjson"), "w") as f:
         f.writelines(lines)
-    left = activity_lines(a.n, a.stations, a.ts, rnd)
+    left = (wide_activity_lines(a.n, a.stations, rnd, text) if wide
+            else activity_lines(a.n, a.stations, a.ts, rnd))
     if a.shuffle_left:
         # a separate generator again: the shuffled file is a permutation of the in-order one
         left = list(left)

@@ -123,8 +123,95 @@ times() { jq -r .timestamp "$1"; }
 	run "$ROOT/bench/run" --list
 	assert_success
 	assert_output --partial "groups: join kafka-join kafka-io cache"
-	assert_output --partial "variants: inorder late shuffled partitioned"
+	assert_output --partial "variants: inorder late shuffled partitioned wide projection"
+	assert_output --partial "cat (pipe limit)"
+	assert_output --partial "jq (parse weather)"
 	assert_output --partial "ss-asof (6 partitions)"
 	assert_output --partial "slipstream-async"
 	assert_output --partial "quix-streams"
+}
+
+@test "gen.py --shape wide: ~200-byte records, 120-character text, ids, nested key, epoch ms, same uniqueness rules" {
+	gen 5000 "$T/d" --shape wide
+	[ "$(wc -l <"$T/d/weather.ndjson")" -eq 5000 ]
+	[ "$(wc -l <"$T/d/activity.ndjson")" -eq 5000 ]
+	jq -e '(.wid|type)=="number" and (.meta.station|type)=="string" and (.ts|type)=="number"
+		and (.text|length)==120 and (.temp|type)=="number"' "$T/d/weather.ndjson" |
+		sort -u | { read -r v; [ "$v" = true ]; }
+	jq -e '(.aid|type)=="number" and (.meta.station|type)=="string" and (.ts|type)=="number"
+		and (.note|length)==120' "$T/d/activity.ndjson" | sort -u | { read -r v; [ "$v" = true ]; }
+	# about 200 bytes a record, some of it not ASCII, some of it escaped
+	bytes=$(cat "$T"/d/*.ndjson | wc -c)
+	[ "$bytes" -ge $((10000 * 180)) ] && [ "$bytes" -le $((10000 * 240)) ]
+	[ "$(LC_ALL=C grep -c -P '[\x80-\xff]' "$T/d/weather.ndjson")" -gt 500 ]
+	grep -q '\\"' "$T/d/activity.ndjson"
+	# ids are unique, times epoch milliseconds in order, keys from 10,000 stations
+	[ "$(jq .wid "$T/d/weather.ndjson" | sort -u | wc -l)" -eq 5000 ]
+	[ "$(jq .aid "$T/d/activity.ndjson" | sort -u | wc -l)" -eq 5000 ]
+	diff <(jq .ts "$T/d/weather.ndjson") <(jq .ts "$T/d/weather.ndjson" | sort -n)
+	diff <(jq .ts "$T/d/activity.ndjson") <(jq .ts "$T/d/activity.ndjson" | sort -n)
+	[ "$(head -1 "$T/d/weather.ndjson" | jq '.ts / 1000 | floor')" -eq 1672567200 ]
+	n=$(cat "$T"/d/*.ndjson | jq -r .meta.station | sort -u | wc -l)
+	[ "$n" -gt 5000 ] && [ "$n" -le 10000 ]
+	! cat "$T"/d/*.ndjson | jq -r .meta.station | grep -qv '^s[0-9]*$'
+	[ -z "$(cat <(jq .ts "$T/d/weather.ndjson") <(jq .ts "$T/d/activity.ndjson") | sort | uniq -d)" ]
+	# the same seed, the same bytes
+	gen 5000 "$T/e" --shape wide
+	cmp "$T/d/weather.ndjson" "$T/e/weather.ndjson"
+	cmp "$T/d/activity.ndjson" "$T/e/activity.ndjson"
+}
+
+@test "check.py: the wide shape's outputs (whole, flat rows, projections) reduce to the same (aid, wid) pairs" {
+	cat >"$T/ss" <<-'X'
+	{"left":{"aid":1,"ts":1672567201645,"meta":{"station":"s7"},"kind":"lunch","note":"x"},"right":{"wid":0,"ts":1672567200812,"meta":{"station":"s7"},"temp":1.5,"text":"y"}}
+	{"left":{"aid":2,"ts":1672567203000,"meta":{"station":"s9"},"kind":"lunch","note":"z"},"right":null}
+	X
+	printf '%s\n' '[2,null]' '[1,0]' >"$T/select"
+	printf '%s\n' '{"aid":1,"wid":0}' '{"aid":2,"wid":null}' >"$T/peer-select"
+	printf '%s\n' '{"aid":2,"wid":null}' '{"aid":1.0,"wid":0.0}' >"$T/pandas-select"
+	printf '%s\n' '{"aid":1,"ts":1672567201645,"meta":{"station":"s7"},"w_wid":0,"w_ts":1672567200812}' \
+		'{"aid":2,"ts":1672567203000,"meta":{"station":"s9"},"w_wid":null,"w_ts":null}' >"$T/flat"
+	run check "$T/ss" "$T/select" "$T/peer-select" "$T/pandas-select" "$T/flat"
+	assert_success
+	[ "${#lines[@]}" -eq 5 ]
+	[[ ${lines[0]} == "2 "* ]]
+	for i in 1 2 3 4; do [ "${lines[0]}" = "${lines[$i]}" ]; done
+	printf '%s\n' '[2,null]' '[1,null]' >"$T/unmatched"
+	[ "$(check "$T/unmatched")" != "${lines[0]}" ]
+}
+
+@test "ss-asof with the harness's wide flags, whole and --select, gives check.py --expect's answer" {
+	gen 4000 "$T/w" --shape wide --stations 300
+	gen 4000 "$T/s" --shape wide --stations 300 --shuffle-left
+	want=$(check --expect "$T/w/activity.ndjson" "$T/w/weather.ndjson")
+	[[ $want == "4000 "* ]]
+	[ "$(check --expect "$T/s/activity.ndjson" "$T/s/weather.ndjson")" = "$want" ]
+	ss-asof "$T/w/activity.ndjson" "$T/w/weather.ndjson" --by .meta.station --on .ts --ts-unit ms >"$T/whole"
+	ss-asof "$T/w/activity.ndjson" "$T/w/weather.ndjson" --by .meta.station --on .ts --ts-unit ms \
+		--select '[.left.aid, .right.wid]' >"$T/select"
+	[ "$(check "$T/whole")" = "$want" ]
+	[ "$(check "$T/select")" = "$want" ]
+	# some activity has no weather yet, most has
+	grep -q '"right":null' "$T/whole" && grep -q '"right":{' "$T/whole"
+}
+
+@test "the batch peers, parameterised by key path and time field, give the brute-force pairs on both shapes" {
+	py=$ROOT/bench/.venv/bin/python
+	[ -x "$py" ] || skip "no bench/.venv (make bench-deps)"
+	gen 3000 "$T/seed"
+	gen 3000 "$T/wide" --shape wide --stations 300
+	for shape in seed wide; do
+		A=$T/$shape/activity.ndjson W=$T/$shape/weather.ndjson
+		want=$(check --expect "$A" "$W")
+		opts=()
+		[ "$shape" = wide ] && opts=(--by meta.station --on ts)
+		for peer in duckdb polars pandas; do
+			"$py" "$ROOT/bench/peers/${peer}_asof.py" "$A" "$W" "$T/out" "${opts[@]}"
+			[ "$(check "$T/out")" = "$want" ] || { echo "$peer $shape: $(check "$T/out") != $want"; false; }
+			[ "$shape" = wide ] || continue
+			"$py" "$ROOT/bench/peers/${peer}_asof.py" "$A" "$W" "$T/out" "${opts[@]}" --select aid,wid
+			[ "$(jq -c 'keys' "$T/out" | sort -u)" = '["aid","wid"]' ]
+			[ "$(check "$T/out")" = "$want" ] || { echo "$peer select: $(check "$T/out") != $want"; false; }
+		done
+	done
 }
