@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #if defined(__SSE2__) && !defined(SS_PORTABLE)
-#include <emmintrin.h>
+#define SS_X86_SIMD 1
+#include <immintrin.h>
 #endif
 
 /* jq 1.6's parser refuses documents nested deeper than this; agree with it. */
@@ -112,23 +113,80 @@ static const bool plain_ascii[256] = {
 #undef PLAIN_16
 #undef PLAIN
 
-/* The first byte at or after q that is not plain (or e). Strings are mostly plain: with
- * SSE2 (always there on x86-64) 16 bytes are looked at a time. */
-static const unsigned char *
-skip_plain(const unsigned char *q, const unsigned char *e)
+/* The SIMD width the string scanner uses, chosen once: AVX2 where the CPU has it, else
+ * SSE2 (always there on x86-64), else the portable loop. SS_SIMD=portable|sse2|avx2
+ * asks for a narrower one (the tests run every path on the same inputs). */
+enum simd { SIMD_PORTABLE, SIMD_SSE2, SIMD_AVX2 };
+static enum simd simd_level = SIMD_PORTABLE;
+
+#ifdef SS_X86_SIMD
+__attribute__((constructor)) static void
+choose_simd(void)
 {
-#if defined(__SSE2__) && !defined(SS_PORTABLE)
+	const char *want = getenv("SS_SIMD");
+
+	__builtin_cpu_init();
+	simd_level = __builtin_cpu_supports("avx2") ? SIMD_AVX2 : SIMD_SSE2;
+	if (want != NULL && strcmp(want, "portable") == 0)
+		simd_level = SIMD_PORTABLE;
+	else if (want != NULL && strcmp(want, "sse2") == 0)
+		simd_level = SIMD_SSE2;
+}
+
+/* 32 bytes a time; what is left (under 32) goes to the SSE2 loop. */
+__attribute__((target("avx2"))) static const unsigned char *
+skip_plain_avx2(const unsigned char *q, const unsigned char *e)
+{
+	const __m256i quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\'),
+		      space = _mm256_set1_epi8(0x20);
+
+	while (e - q >= 32) {
+		__m256i v = _mm256_loadu_si256((const __m256i *)(const void *)q);
+		/* signed: bytes from 0x80 are negative, below the space, special too */
+		__m256i special = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(v, quote),
+								  _mm256_cmpeq_epi8(v, bslash)),
+						  _mm256_cmpgt_epi8(space, v));
+		unsigned mask = (unsigned)_mm256_movemask_epi8(special);
+		if (mask != 0)
+			return q + __builtin_ctz(mask);
+		q += 32;
+	}
+	return q;
+}
+
+static const unsigned char *
+skip_plain_sse2(const unsigned char *q, const unsigned char *e)
+{
 	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
 
 	while (e - q >= 16) {
 		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
-		/* signed: bytes from 0x80 are negative, below the space, special too */
 		__m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
 					       _mm_cmplt_epi8(v, space));
 		unsigned mask = (unsigned)_mm_movemask_epi8(special);
 		if (mask != 0)
 			return q + __builtin_ctz(mask);
 		q += 16;
+	}
+	return q;
+}
+#endif
+
+/* The first byte at or after q that is not plain (or e). Strings are mostly plain: they
+ * are looked at 32 or 16 bytes at a time where the CPU can. */
+static const unsigned char *
+skip_plain(const unsigned char *q, const unsigned char *e)
+{
+#ifdef SS_X86_SIMD
+	if (simd_level == SIMD_AVX2 && e - q >= 32) {
+		q = skip_plain_avx2(q, e);
+		if (q == e || !plain_ascii[*q])
+			return q;
+	}
+	if (simd_level >= SIMD_SSE2) {
+		q = skip_plain_sse2(q, e);
+		if (q == e || !plain_ascii[*q])
+			return q;
 	}
 #endif
 	while (q < e && plain_ascii[*q])

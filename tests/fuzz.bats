@@ -34,3 +34,13 @@ replay() {
 @test "fuzz corpus: envelopes are read as jq reads them" { replay envelope; }
 @test "fuzz corpus: expression keys of every type agree with jq" { replay exprkey; }
 @test "fuzz corpus: Kafka payloads and headers round-trip through their JSON form" { replay payload; }
+
+# the string scanner picks AVX2, SSE2 or a plain loop at run time (lib/jscan.c); SS_SIMD
+# narrows it, so every path meets the same inputs (simd-widths: a special byte at each
+# offset of strings around 16, 32 and 64 bytes long)
+@test "fuzz corpus: every SIMD path of the validator (portable, SSE2, AVX2) agrees with libjq" {
+	for simd in portable sse2 avx2; do
+		SS_SIMD=$simd replay ndjson
+		SS_SIMD=$simd replay jpath
+	done
+}
