@@ -508,7 +508,10 @@ asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct a
 	if (j->select == NULL && asof_top(j)->acks == NULL) {
 		/* straight into the output buffer: no line to keep, nothing to reshape; a
 		 * reader of a killed process's output still gets whole lines */
-		ss_writer_reserve(j->out, len + (r ? r->len : 4) + 48);
+		const char *marks = mark_text(mark);
+		/* the whole line in one write(2): braces and names 19 bytes, the revision
+		 * member at most sizeof num */
+		ss_writer_reserve(j->out, len + (r ? r->len : 4) + 19 + sizeof num + strlen(marks));
 		ss_writer_write(j->out, "{\"left\":", 8);
 		ss_writer_write(j->out, raw, len);
 		ss_writer_write(j->out, ",\"right\":", 9);
@@ -518,7 +521,7 @@ asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct a
 			ss_writer_write(j->out, "null", 4);
 		if (revision >= 0)
 			ss_writer_write(j->out, num, (size_t)snprintf(num, sizeof num, ",\"revision\":%" PRId64, revision));
-		ss_writer_puts(j->out, mark_text(mark));
+		ss_writer_puts(j->out, marks);
 		ss_writer_write(j->out, "}\n", 2);
 		return;
 	}
@@ -809,7 +812,10 @@ hold(ss_asof *j, struct asof_key *k, const struct asof_in *in, int64_t p, const 
 {
 	struct asof_held *h = ss_xmalloc(sizeof *h + in->len);
 
-	*h = (struct asof_held){.t = in->t, .p = p, .since = ss_time_mono(), .id = ++j->lid,
+	/* the clock only for --max-delay: a held record each left record, in a batch */
+	int64_t since = j->o.max_delay >= 0 ? ss_time_mono() : 0;
+
+	*h = (struct asof_held){.t = in->t, .p = p, .since = since, .id = ++j->lid,
 				.match = r ? r->seq : 0, .revision = (uint32_t)revision, .line = in->line,
 				.key = k, .len = in->len};
 	memcpy(h->raw, in->raw, in->len);

@@ -307,6 +307,9 @@ void asof_wm_feed(ss_asof *j);
 /* A record of this partition was read, whether applied or not (bad, late, a replay). */
 void asof_wm_seen(ss_asof *j, bool left, const struct ss_envelope *env);
 bool asof_wm_update(ss_asof *j);
+/* The right input holds nothing older than t from here on (a file known to be in time
+ * order, its next record at t): left records before t are final now. */
+void asof_wm_promise(ss_asof *j, int64_t t);
 /* Is the right watermark held back because the right partitions cannot be known? */
 bool asof_wm_blind(const ss_asof *j);
 /* Advance the left time by a left record (its partition's, with an envelope). */

@@ -289,6 +289,10 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 			have_r = false;
 		} else {
 			asof_check_right_empty(j);
+			/* the right file is in time order: a left record before its next
+			 * record is answered now, not held until that one is applied */
+			if (j->batch && have_r)
+				asof_wm_promise(j, j->rin.t);
 			asof_left(j, &j->lin);
 			have_l = false;
 		}

@@ -195,6 +195,13 @@ asof_wm_update(ss_asof *j)
 	return true;
 }
 
+void
+asof_wm_promise(ss_asof *j, int64_t t)
+{
+	if (j->wm == ASOF_NONE || t > j->wm)
+		j->wm = t;
+}
+
 /* Is the right record late: older than its own partition's newest time (minus
  * --grace), or than the watermark released (its partition was not waited for)?
  * If not, advance its partition and the watermark. */
