@@ -331,10 +331,11 @@ decode_with(ss_avro *a, struct ss_avro_schema *s, const char *p, size_t len, ss_
 	rc = avro_value_read(a->reader, &s->value);
 	alloc_limit = SIZE_MAX;
 	if (rc != 0)
-		return ss_avro_fail(a, SS_EXIT_DATA, "not Avro of the schema: %s", avro_strerror());
+		return ss_avro_fail(a, SS_EXIT_DATA, "%s: not Avro of the schema: %s", a->what, avro_strerror());
 	char extra;
 	if (avro_read(a->reader, &extra, 1) == 0) /* avro_reader_is_eof answers for files only */
-		return ss_avro_fail(a, SS_EXIT_DATA, "not Avro of the schema: bytes left after the value");
+		return ss_avro_fail(a, SS_EXIT_DATA, "%s: not Avro of the schema: bytes left after the value",
+				    a->what);
 	if ((rc = put_value(a, &s->value, out, 0)) != 0)
 		out->len = mark;
 	return rc;
@@ -351,8 +352,8 @@ ss_avro_decode(ss_avro *a, const void *p, size_t len, ss_buf *out, const char **
 	if (a->registry == NULL)
 		return decode_with(a, s, p, len, out);
 	if (len < 5 || u[0] != 0)
-		return ss_avro_fail(a, SS_EXIT_DATA, "not in the schema registry's wire format "
-				    "(no zero byte and schema id)");
+		return ss_avro_fail(a, SS_EXIT_DATA, "%s: not in the schema registry's wire format "
+				    "(no zero byte and schema id)", a->what);
 	int32_t id = (int32_t)((uint32_t)u[1] << 24 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 8 | u[4]);
 	if ((rc = ss_avro_registry_schema(a, id, &s)) != 0)
 		return rc;

@@ -130,8 +130,8 @@ ss_avro_registry_schema(ss_avro *a, int32_t id, struct ss_avro_schema **out)
 	if ((rc = request(a, url, NULL, &code)) != 0)
 		return rc;
 	if (code == 404)
-		return ss_avro_fail(a, SS_EXIT_DATA, "schema id %ld unknown to the registry (%s)",
-				    (long)(uint32_t)id, answer_message(a, msg, sizeof msg));
+		return ss_avro_fail(a, SS_EXIT_DATA, "%s: schema id %ld unknown to the registry (%s)",
+				    a->what, (long)(uint32_t)id, answer_message(a, msg, sizeof msg));
 	if (code != 200)
 		return ss_avro_fail(a, SS_EXIT_DATA, "schema id %ld: HTTP %ld: %s", (long)(uint32_t)id, code,
 				    answer_message(a, msg, sizeof msg));
