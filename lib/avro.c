@@ -817,6 +817,7 @@ ss_avro_free(ss_avro *a)
 	for (size_t i = 0; i < a->ncache; i++)
 		ss_avro_schema_free(a->cache[i]);
 	free(a->cache);
+	free(a->unknown);
 	ss_avro_registry_close(a);
 	avro_reader_free(a->reader);
 	avro_writer_free(a->writer);

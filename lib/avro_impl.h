@@ -31,6 +31,8 @@ struct ss_avro {
 	struct ss_avro_schema *fixed;  /* the schema file's, or the producer's registered one */
 	struct ss_avro_schema **cache; /* a consumer's schemas fetched by registry id */
 	size_t ncache, capcache;
+	int32_t *unknown;              /* ids the registry did not know (asked once each) */
+	size_t nunknown;
 	avro_reader_t reader;
 	avro_writer_t writer;
 	char *enc;                     /* the encoded value */

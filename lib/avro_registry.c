@@ -126,9 +126,17 @@ ss_avro_registry_schema(ss_avro *a, int32_t id, struct ss_avro_schema **out)
 
 	if ((*out = cached(a, id)) != NULL)
 		return 0;
+	for (size_t i = 0; i < a->nunknown; i++)
+		if (a->unknown[i] == id)
+			return ss_avro_fail(a, SS_EXIT_DATA, "%s: schema id %ld unknown to the registry",
+					    a->what, (long)(uint32_t)id);
 	snprintf(url, sizeof url, "%s/schemas/ids/%ld", a->registry, (long)(uint32_t)id);
 	if ((rc = request(a, url, NULL, &code)) != 0)
 		return rc;
+	if (code == 404 && a->nunknown < 1024) {
+		a->unknown = ss_xrealloc(a->unknown, (a->nunknown + 1) * sizeof *a->unknown);
+		a->unknown[a->nunknown++] = id;
+	}
 	if (code == 404)
 		return ss_avro_fail(a, SS_EXIT_DATA, "%s: schema id %ld unknown to the registry (%s)",
 				    a->what, (long)(uint32_t)id, answer_message(a, msg, sizeof msg));

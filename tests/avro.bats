@@ -10,7 +10,7 @@ load kafka
 setup_file() {
 	"$ROOT/scripts/test-venv" >&2
 	mock_start --topic rt:1 --topic keyed:1 --topic fa:1 --topic wire:1 --topic reg:1 \
-		--topic bad:1 --topic unk:1 --topic down:1 --topic latest:1
+		--topic bad:1 --topic unk:1 --topic down:1 --topic latest:1 --topic hostile:1 --topic wkeys:1
 	local dir=$BATS_FILE_TMPDIR
 	cat >"$dir/w.avsc" <<-'J'
 	{"type":"record","name":"Weather","namespace":"ex","fields":[
@@ -134,12 +134,17 @@ setup() {
 }
 
 @test "wire format errors: not the wire format, an unknown schema id (exit 1), the registry unreachable (exit 75)" {
-	printf '{"base64":"AAAAAAcC"}\n' | ss-produce -b "$B" --value . unk
+	printf '{"base64":"AAAAAAcC"}\n{"base64":"AAAAAAcC"}\n' | ss-produce -b "$B" --value . unk
 	test_must_fail 1 ss-consume -b "$B" -e --value-format avro --schema-registry "$R" unk
 	assert_output "ss-consume: unk [0] offset 0: value: schema id 7 unknown to the registry (Schema 7 not found)"
+	: >"$D/reg.port.log"
 	run ss-consume -b "$B" -e --value-format avro --schema-registry "$R" --on-error skip unk
 	assert_success
-	assert_output --partial "(skipped)"
+	assert_line --index 0 "ss-consume: unk/0:0: value: schema id 7 unknown to the registry (Schema 7 not found) (skipped)"
+	assert_line --index 1 "ss-consume: unk/0:1: value: schema id 7 unknown to the registry (skipped)"
+	# an id the registry did not know is asked for once
+	run cat "$D/reg.port.log"
+	assert_output "GET /schemas/ids/7"
 	test_must_fail 1 ss-consume -b "$B" -e --value-format avro --schema-registry "$R" bad
 	assert_output --partial "value: not in the schema registry's wire format"
 	# nothing listens on port 1: exit 75 (retry later), not skippable
@@ -173,4 +178,32 @@ setup() {
 	test_must_fail 2 ss-consume -b "$B" -e --value-format avro --value-schema "$T/bad.avsc" rt
 	assert_output --partial "bad.avsc: not an Avro schema"
 	test_must_fail 2 ss-consume -b "$B" -e --value-format avro --value-schema "$T/none.avsc" rt
+}
+
+@test "hostile bytes: a length or count of 2^62 is a bad record, not an out-of-memory or a hang" {
+	# zig-zag varint 0x3fffffffffffffff: a string's length, an array's block count
+	printf '{"base64":"/v//////////fw=="}\n' | ss-produce -b "$B" --value . hostile
+	for s in '"string"' '"bytes"' '{"type":"array","items":"null"}' '{"type":"map","values":"long"}'; do
+		echo "$s" >"$T/s.avsc"
+		test_must_fail 1 timeout 20 ss-consume -b "$B" -e --value-format avro --value-schema "$T/s.avsc" hostile
+		assert_output --partial "ss-consume: hostile [0] offset 0: value: not Avro of the schema: "
+		[ "${#lines[@]}" -eq 1 ]
+	done
+}
+
+@test "wire format keys: ss-produce registers TOPIC-key, ss-consume decodes key and value" {
+	: >"$D/reg.port.log"
+	head -1 "$D/w.ndjson" | jq -c '{key: "k1", value: .}' |
+		ss-produce -b "$B" --envelope --key-format avro --key-schema "$D/k.avsc" \
+			--value-format avro --value-schema "$D/w.avsc" --schema-registry "$R" wkeys
+	run cat "$D/reg.port.log"
+	assert_line --index 0 "POST /subjects/wkeys-key/versions"
+	assert_line --index 1 "POST /subjects/wkeys-value/versions"
+	run ss-consume -b "$B" -e --key-format avro --value-format avro --schema-registry "$R" wkeys
+	assert_success
+	echo "$output" | jq -e '.key == "k1" and .value.station == "s1"'
+	# the key: a zero byte, the id the stand-in gave "string" (2: the value's schema is
+	# 1), then the Avro string "k1" (its length 2 as the zig-zag varint 4)
+	run sh -c "ss-consume -b '$B' -e --key-format base64 wkeys | jq -r .key.base64 | base64 -d | od -An -tx1"
+	assert_output " 00 00 00 00 02 04 6b 31"
 }
