@@ -5,7 +5,7 @@ DESTDIR  ?=
 CC       ?= cc
 OPT      ?= -O2
 CFLAGS   += -std=c11 $(OPT) -g -Wall -Wextra -Werror -D_GNU_SOURCE -Ilib
-LDLIBS   += -lrdkafka -lsqlite3 -ljq -lm -lpthread
+LDLIBS   += -lrdkafka -lsqlite3 -ljq -lavro -ljansson -lcurl -lm -lpthread
 ifeq ($(SANITIZE),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
@@ -23,7 +23,8 @@ MANPAGES := $(wildcard man/*.1 man/*.7)
 
 # Debian packages the build, the tests and the demo need (make deps installs them).
 DEB_PKGS := build-essential librdkafka-dev libsqlite3-dev libjq-dev jq sqlite3 \
-            bats bats-assert bats-support kcat bc time valgrind python3 mandoc \
+            bats bats-assert bats-support kcat bc time valgrind python3 python3-venv mandoc \
+            libavro-dev libjansson-dev libcurl4-openssl-dev \
             openjdk-17-jdk-headless maven clang libclang-rt-14-dev
 # Kafka for the integration suite: its jars come from Maven Central (scripts/kafka-fetch).
 

@@ -15,7 +15,8 @@ static const char usage[] =
     "usage: ss-consume [-e] [-b brokers] [-G group] [-p partitions] [-o offset] [-c count]\n"
     "                  [--from time] [--until time] [--offsets-from path] [--checkpoint db:name]\n"
     "                  [--end-file file] [--key-format fmt] [--value-format fmt]\n"
-    "                  [--timeout duration] [--progress]\n"
+    "                  [--key-schema file] [--value-schema file] [--schema-registry url]\n"
+    "                  [--on-error policy] [--timeout duration] [--progress]\n"
     "                  [-X prop=val]... [-F file]... topic...\n"
     "       ss-consume -L [-b brokers] [--timeout duration] [-X prop=val]... [-F file]... [topic...]\n"
     "       ss-consume -G group --lag [-b brokers] [--timeout duration] [-X prop=val]... [-F file]...\n"
@@ -27,6 +28,7 @@ static const char usage[] =
 enum {
 	OPT_FROM = 256, OPT_UNTIL, OPT_OFFSETS_FROM, OPT_CHECKPOINT, OPT_KEY_FORMAT,
 	OPT_VALUE_FORMAT, OPT_TIMEOUT, OPT_PROGRESS, OPT_END_FILE, OPT_LAG, OPT_OFFSETS_AT,
+	OPT_KEY_SCHEMA, OPT_VALUE_SCHEMA, OPT_SCHEMA_REGISTRY, OPT_ON_ERROR,
 };
 
 /* The questions about the cluster (-L, --lag, --offsets-at) instead of a read. */
@@ -46,6 +48,10 @@ static const struct option longopts[] = {
 	{"end-file", required_argument, NULL, OPT_END_FILE},
 	{"key-format", required_argument, NULL, OPT_KEY_FORMAT},
 	{"value-format", required_argument, NULL, OPT_VALUE_FORMAT},
+	{"key-schema", required_argument, NULL, OPT_KEY_SCHEMA},
+	{"value-schema", required_argument, NULL, OPT_VALUE_SCHEMA},
+	{"schema-registry", required_argument, NULL, OPT_SCHEMA_REGISTRY},
+	{"on-error", required_argument, NULL, OPT_ON_ERROR},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
 	{"progress", no_argument, NULL, OPT_PROGRESS},
 	{"list", no_argument, NULL, 'L'},
@@ -83,6 +89,19 @@ set_mode(enum mode *mode, enum mode m)
 	if (*mode != READ && *mode != m)
 		ss_diag_usage_error(usage, "-L, --lag and --offsets-at: one at a time");
 	*mode = m;
+}
+
+/* --key-format/--value-format avro: a schema file or the registry, one of them. */
+static void
+check_avro(enum ss_kfmt fmt, const char *schema, const char *registry, const char *what)
+{
+	if (fmt != SS_KFMT_AVRO && schema != NULL)
+		ss_diag_usage_error(usage, "--%s-schema needs --%s-format avro", what, what);
+	if (fmt == SS_KFMT_AVRO && schema == NULL && registry == NULL)
+		ss_diag_usage_error(usage, "--%s-format avro needs --%s-schema or --schema-registry", what, what);
+	if (fmt == SS_KFMT_AVRO && schema != NULL && registry != NULL)
+		ss_diag_usage_error(usage, "--%s-schema or --schema-registry, not both: records written for "
+					   "the registry carry their schema id", what);
 }
 
 /* -L, --lag, --offsets-at: options that only a read takes are usage errors. */
@@ -176,8 +195,22 @@ main(int argc, char **argv)
 		case OPT_KEY_FORMAT:
 		case OPT_VALUE_FORMAT:
 			if (!ss_kfmt_parse(optarg, ch == OPT_KEY_FORMAT ? &o.key_fmt : &o.value_fmt))
-				ss_diag_usage_error(usage, "%s %s: expected auto, json, string or base64",
+				ss_diag_usage_error(usage, "%s %s: expected auto, json, string, base64 or avro",
 						    ch == OPT_KEY_FORMAT ? "--key-format" : "--value-format", optarg);
+			break;
+		case OPT_KEY_SCHEMA:
+			o.key_schema = optarg;
+			break;
+		case OPT_VALUE_SCHEMA:
+			o.value_schema = optarg;
+			break;
+		case OPT_SCHEMA_REGISTRY:
+			o.registry = optarg;
+			break;
+		case OPT_ON_ERROR:
+			if (!ss_errpolicy_parse(&o.onerror, optarg))
+				ss_diag_usage_error(usage, "--on-error %s: expected fail, skip or dead-letter=FILE",
+						    optarg);
 			break;
 		case OPT_TIMEOUT:
 			ss_kopts_set_timeout(&o.k, optarg, usage);
@@ -209,6 +242,10 @@ main(int argc, char **argv)
 	}
 	if (optind == argc)
 		ss_diag_usage_error(usage, "no topic given");
+	check_avro(o.key_fmt, o.key_schema, o.registry, "key");
+	check_avro(o.value_fmt, o.value_schema, o.registry, "value");
+	if (o.registry != NULL && o.key_fmt != SS_KFMT_AVRO && o.value_fmt != SS_KFMT_AVRO)
+		ss_diag_usage_error(usage, "--schema-registry needs --key-format or --value-format avro");
 	if (o.group == NULL && o.start_given && o.start.offset == RD_KAFKA_OFFSET_STORED)
 		ss_diag_usage_error(usage, "-o stored needs a group (-G)");
 	if (o.group != NULL && (o.npartitions > 0 || o.npstarts > 0))
@@ -222,5 +259,6 @@ main(int argc, char **argv)
 	free(o.partitions);
 	free(o.pstarts);
 	free(o.checkpoint_db);
+	ss_errpolicy_close(&o.onerror);
 	return status;
 }

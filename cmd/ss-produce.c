@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "diag.h"
 #include "kcat.h"
@@ -10,12 +11,15 @@
 static const char usage[] =
     "usage: ss-produce [--envelope] [--raw] [--dry-run] [-b brokers] [--key expr] [--value expr]\n"
     "                  [--headers expr] [--partition expr] [--timestamp expr] [--ts-unit unit]\n"
+    "                  [--key-format avro] [--value-format avro] [--key-schema file]\n"
+    "                  [--value-schema file] [--schema-registry url]\n"
     "                  [--on-error policy] [--timeout duration] [--acks file] [-X prop=val]...\n"
     "                  [-F file]... topic\n";
 
 enum {
 	OPT_KEY = 256, OPT_VALUE, OPT_HEADERS, OPT_PARTITION, OPT_TIMESTAMP, OPT_TS_UNIT,
 	OPT_ENVELOPE, OPT_RAW, OPT_DRY_RUN, OPT_ON_ERROR, OPT_TIMEOUT, OPT_ACKS,
+	OPT_KEY_FORMAT, OPT_VALUE_FORMAT, OPT_KEY_SCHEMA, OPT_VALUE_SCHEMA, OPT_SCHEMA_REGISTRY,
 };
 
 static const struct option longopts[] = {
@@ -32,9 +36,25 @@ static const struct option longopts[] = {
 	{"on-error", required_argument, NULL, OPT_ON_ERROR},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
 	{"acks", required_argument, NULL, OPT_ACKS},
+	{"key-format", required_argument, NULL, OPT_KEY_FORMAT},
+	{"value-format", required_argument, NULL, OPT_VALUE_FORMAT},
+	{"key-schema", required_argument, NULL, OPT_KEY_SCHEMA},
+	{"value-schema", required_argument, NULL, OPT_VALUE_SCHEMA},
+	{"schema-registry", required_argument, NULL, OPT_SCHEMA_REGISTRY},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
+
+/* --key-format/--value-format avro: a schema file, the registry's latest schema of the
+ * subject, or a schema file registered under the subject. */
+static void
+check_avro(bool avro, const char *schema, const char *registry, const char *what)
+{
+	if (!avro && schema != NULL)
+		ss_diag_usage_error(usage, "--%s-schema needs --%s-format avro", what, what);
+	if (avro && schema == NULL && registry == NULL)
+		ss_diag_usage_error(usage, "--%s-format avro needs --%s-schema or --schema-registry", what, what);
+}
 
 int
 main(int argc, char **argv)
@@ -100,6 +120,22 @@ main(int argc, char **argv)
 		case OPT_ACKS:
 			o.acks = optarg;
 			break;
+		case OPT_KEY_FORMAT:
+		case OPT_VALUE_FORMAT:
+			if (strcmp(optarg, "avro") != 0 && strcmp(optarg, "json") != 0)
+				ss_diag_usage_error(usage, "%s %s: expected json or avro",
+						    ch == OPT_KEY_FORMAT ? "--key-format" : "--value-format", optarg);
+			*(ch == OPT_KEY_FORMAT ? &o.key_avro : &o.value_avro) = strcmp(optarg, "avro") == 0;
+			break;
+		case OPT_KEY_SCHEMA:
+			o.key_schema = optarg;
+			break;
+		case OPT_VALUE_SCHEMA:
+			o.value_schema = optarg;
+			break;
+		case OPT_SCHEMA_REGISTRY:
+			o.registry = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -111,6 +147,10 @@ main(int argc, char **argv)
 		ss_diag_usage_error(usage, argc == optind ? "no topic given" : "one topic only");
 	if (o.raw && (o.envelope || o.key || o.value || o.headers || o.partition || o.timestamp))
 		ss_diag_usage_error(usage, "--raw sends lines as they are: no expressions, no --envelope");
+	check_avro(o.key_avro, o.key_schema, o.registry, "key");
+	check_avro(o.value_avro, o.value_schema, o.registry, "value");
+	if (o.raw && (o.key_avro || o.value_avro))
+		ss_diag_usage_error(usage, "--raw sends lines as they are: no avro");
 	o.topic = argv[optind];
 	int status = ss_produce_run(&o);
 	ss_errpolicy_close(&o.onerror);

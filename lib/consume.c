@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "avro.h"
 #include "checkpoint.h"
 #include "consume.h"
 #include "diag.h"
@@ -99,6 +100,7 @@ struct consumer {
 	int64_t nrecords, nprogress_last;
 	int64_t next_commit, next_seeks, next_progress;
 	int json_warnings;
+	ss_avro *key_avro, *value_avro; /* --key-format/--value-format avro, else NULL */
 	int status;
 };
 
@@ -652,13 +654,33 @@ flow_control(struct consumer *c)
 		}
 }
 
-static void
-put_envelope(struct consumer *c, struct topic *t, const rd_kafka_message_t *m)
+/* A key or value: decoded from Avro with a codec, else in its form. 0, or the status of
+ * a payload that cannot be decoded (*why says why). */
+static int
+put_part(struct consumer *c, ss_buf *b, ss_avro *avro, const void *p, size_t len, enum ss_kfmt fmt,
+	 const struct topic *t, const rd_kafka_message_t *m, const char **why)
+{
+	const char *what = p == m->key ? "key" : "value";
+
+	if (avro != NULL && p != NULL)
+		return ss_avro_decode(avro, p, len, b, why);
+	if (!ss_kafka_put_payload(b, p, len, fmt) && c->json_warnings++ < 5)
+		ss_diag_warn("%s [%d] offset %lld: %s is not JSON", t->name, m->partition,
+			     (long long)m->offset, what);
+	return 0;
+}
+
+/* Write the envelope of m; 0, or the status of a key or value that cannot be decoded
+ * (nothing written then, *why says which and why). */
+static int
+put_envelope(struct consumer *c, struct topic *t, const rd_kafka_message_t *m, const char **why)
 {
 	ss_buf *b = ss_outq_buf(c->out);
+	size_t mark = b->len;
 	rd_kafka_timestamp_type_t tstype;
 	rd_kafka_headers_t *hdrs = NULL;
 	int64_t ts = rd_kafka_message_timestamp(m, &tstype);
+	int rc;
 
 	ss_buf_add(b, t->prefix.data, t->prefix.len);
 	ss_kafka_put_int(b, m->partition);
@@ -670,17 +692,43 @@ put_envelope(struct consumer *c, struct topic *t, const rd_kafka_message_t *m)
 	else
 		ss_kafka_put_int(b, ts);
 	ss_buf_add(b, ",\"key\":", 7);
-	if (!ss_kafka_put_payload(b, m->key, m->key_len, c->o->key_fmt) && c->json_warnings++ < 5)
-		ss_diag_warn("%s [%d] offset %lld: key is not JSON", t->name, m->partition, (long long)m->offset);
+	if ((rc = put_part(c, b, c->key_avro, m->key, m->key_len, c->o->key_fmt, t, m, why)) != 0) {
+		b->len = mark;
+		return rc;
+	}
 	ss_buf_add(b, ",\"value\":", 9);
-	if (!ss_kafka_put_payload(b, m->payload, m->len, c->o->value_fmt) && c->json_warnings++ < 5)
-		ss_diag_warn("%s [%d] offset %lld: value is not JSON", t->name, m->partition, (long long)m->offset);
+	if ((rc = put_part(c, b, c->value_avro, m->payload, m->len, c->o->value_fmt, t, m, why)) != 0) {
+		b->len = mark;
+		return rc;
+	}
 	ss_buf_add(b, ",\"headers\":", 11);
 	if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR)
 		ss_kafka_put_headers(b, hdrs);
 	else
 		ss_buf_add(b, "{}", 2);
 	ss_buf_add(b, "}\n", 2);
+	return 0;
+}
+
+/* A record whose key or value cannot be decoded: under --on-error fail, or when the
+ * registry cannot be reached (retry later, lose nothing), the run ends before it; else
+ * it is skipped or dead-lettered (source TOPIC/PARTITION, line its offset) and passed. */
+static bool
+bad_record(struct consumer *c, const struct topic *t, const rd_kafka_message_t *m, int rc,
+	   const char *why)
+{
+	char source[300];
+
+	if (rc == SS_EXIT_TEMPFAIL || c->o->onerror.mode == SS_ONERROR_FAIL) {
+		ss_diag_warn("%s [%d] offset %lld: %s", t->name, m->partition, (long long)m->offset, why);
+		c->status = rc;
+		c->finished = true;
+		return false;
+	}
+	snprintf(source, sizeof source, "%s/%d", t->name, (int)m->partition);
+	ss_errpolicy_reject((struct ss_errpolicy *)&c->o->onerror, source, (uint64_t)m->offset,
+			    m->payload, m->len, why);
+	return true;
 }
 
 static struct topic *
@@ -738,7 +786,10 @@ handle_message(struct consumer *c, const rd_kafka_message_t *m)
 		mark_done(c, t, p);
 		return;
 	}
-	put_envelope(c, t, m);
+	const char *why = NULL;
+	int rc = put_envelope(c, t, m, &why);
+	if (rc != 0 && !bad_record(c, t, m, rc, why))
+		return;
 	p->next = m->offset + 1;
 	p->written = m->offset;
 	if (c->o->group != NULL)
@@ -1200,6 +1251,22 @@ free_consumer(struct consumer *c)
 	free(c->marks);
 }
 
+static ss_avro *
+open_codec(const struct ss_consume_opts *o, enum ss_kfmt fmt, const char *schema, const char *what)
+{
+	struct ss_avro_opts ao = {.schema_file = schema, .registry = o->registry, .what = what,
+				  .timeout_ms = o->k.timeout_ms};
+
+	return fmt == SS_KFMT_AVRO ? ss_avro_open(&ao) : NULL;
+}
+
+static void
+open_codecs(struct consumer *c)
+{
+	c->key_avro = open_codec(c->o, c->o->key_fmt, c->o->key_schema, "key");
+	c->value_avro = open_codec(c->o, c->o->value_fmt, c->o->value_schema, "value");
+}
+
 int
 ss_consume_run(const struct ss_consume_opts *o)
 {
@@ -1217,6 +1284,7 @@ ss_consume_run(const struct ss_consume_opts *o)
 	c.out = ss_outq_new(o->out_fd, "stdout");
 	c.feed = dying_feed = ss_feed_publish(o->out_fd, "ss-consume");
 	ss_diag_on_die(end_feed_on_die);
+	open_codecs(&c);
 	c.rk = new_consumer(&c);
 	discover(&c);
 	if (o->group == NULL) {
@@ -1239,6 +1307,8 @@ ss_consume_run(const struct ss_consume_opts *o)
 	rd_kafka_consumer_close(c.rk);
 	rd_kafka_destroy(c.rk);
 	ss_outq_free(c.out);
+	ss_avro_free(c.key_avro);
+	ss_avro_free(c.value_avro);
 	free_consumer(&c);
 	if (c.status == 0 && got_signal)
 		c.status = 128 + got_signal;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "kafka.h"
+#include "ndjson.h"
 
 /* A start position: an absolute offset, a librdkafka logical offset, or SS_OFFSET_TIME
  * with time_ms. */
@@ -38,6 +39,9 @@ struct ss_consume_opts {
 	char *checkpoint_db;           /* --checkpoint DB:NAME */
 	const char *checkpoint_name;
 	enum ss_kfmt key_fmt, value_fmt;
+	const char *key_schema, *value_schema; /* --key-schema, --value-schema FILE (avro) */
+	const char *registry;          /* --schema-registry URL (avro) */
+	struct ss_errpolicy onerror;   /* for records that cannot be decoded */
 	bool progress;
 	int out_fd;
 };

@@ -363,9 +363,9 @@ ss_kafka_metadata_all(rd_kafka_t *rk, const struct ss_kopts *o)
 bool
 ss_kfmt_parse(const char *s, enum ss_kfmt *fmt)
 {
-	static const char *const names[] = {"auto", "json", "string", "base64"};
+	static const char *const names[] = {"auto", "json", "string", "base64", "avro"};
 
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		if (strcmp(s, names[i]) == 0) {
 			*fmt = (enum ss_kfmt)i;
 			return true;
@@ -489,6 +489,7 @@ ss_kafka_put_payload(ss_buf *b, const void *p, size_t len, enum ss_kfmt fmt)
 		put_string_or_base64(b, s, len);
 		return true;
 	case SS_KFMT_BASE64:
+	case SS_KFMT_AVRO:
 		put_base64_form(b, s, len);
 		return true;
 	}

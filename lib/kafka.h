@@ -72,7 +72,9 @@ noreturn void ss_kafka_die_unreachable(const struct ss_kopts *o, rd_kafka_resp_e
 int ss_kafka_exit_code(rd_kafka_resp_err_t err);
 
 /* Payload forms. */
-enum ss_kfmt { SS_KFMT_AUTO, SS_KFMT_JSON, SS_KFMT_STRING, SS_KFMT_BASE64 };
+/* avro: decoded and encoded by the tools with a schema (avro.h); the functions here treat
+ * it as base64 (the bytes undecoded). */
+enum ss_kfmt { SS_KFMT_AUTO, SS_KFMT_JSON, SS_KFMT_STRING, SS_KFMT_BASE64, SS_KFMT_AVRO };
 bool ss_kfmt_parse(const char *s, enum ss_kfmt *fmt);
 /* Append bytes as a JSON value that ss_kafka_payload_bytes reads back as exactly these
  * bytes. NULL -> null. auto: the bytes themselves when they are one line of JSON that

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "acks.h"
+#include "avro.h"
 #include "diag.h"
 #include "expr.h"
 #include "jscan.h"
@@ -33,6 +34,7 @@ struct inflight {
 struct field {
 	ss_expr *expr;
 	struct ss_jpath *env;
+	ss_avro *avro; /* --key-format/--value-format avro, else NULL */
 	ss_buf raw, bytes;
 	char *name; /* for messages: "--key .k", "envelope .timestamp" */
 };
@@ -230,6 +232,7 @@ field_free(struct field *f)
 	ss_expr_free(f->expr);
 	if (f->env != NULL)
 		ss_jpath_free(f->env);
+	ss_avro_free(f->avro);
 	ss_buf_free(&f->raw);
 	ss_buf_free(&f->bytes);
 }
@@ -264,6 +267,25 @@ field_raw(struct producer *pr, struct field *f, ss_rec *rec, const char **p, siz
 	return 1;
 }
 
+/* The bytes of the JSON value [p, p+len): Avro with a codec (null -> NULL), else as
+ * ss_kafka_payload_bytes reads it. */
+static bool
+payload(struct field *f, const char *p, size_t len, const char **out, size_t *outlen, const char **why)
+{
+	bool isnull;
+
+	if (f->avro == NULL)
+		return ss_kafka_payload_bytes(p, len, &f->bytes, out, outlen, &isnull, why);
+	if (len == 4 && memcmp(p, "null", 4) == 0)
+		return true;
+	ss_buf_reset(&f->bytes);
+	if (ss_avro_encode(f->avro, p, len, &f->bytes, why) != 0)
+		return false;
+	*out = f->bytes.data != NULL ? f->bytes.data : "";
+	*outlen = f->bytes.len;
+	return true;
+}
+
 /* Key or value bytes: absent or null -> NULL. */
 static bool
 field_bytes(struct producer *pr, struct field *f, ss_rec *rec, const char **out, size_t *outlen,
@@ -271,16 +293,13 @@ field_bytes(struct producer *pr, struct field *f, ss_rec *rec, const char **out,
 {
 	const char *p;
 	size_t len;
-	bool isnull;
 	int rc = field_raw(pr, f, rec, &p, &len, why);
 
 	*out = NULL;
 	*outlen = 0;
 	if (rc <= 0)
 		return rc == 0;
-	if (!ss_kafka_payload_bytes(p, len, &f->bytes, out, outlen, &isnull, why))
-		return false;
-	return true;
+	return payload(f, p, len, out, outlen, why);
 }
 
 static bool
@@ -346,6 +365,9 @@ build_record(struct producer *pr, ss_rec *rec, struct record *r, const char **wh
 		}
 		if (!field_bytes(pr, &pr->value, rec, &r->value, &r->vlen, why))
 			return field_failed(pr, &pr->value, why);
+	} else if (pr->value.avro != NULL) {
+		if (!payload(&pr->value, rec->raw, rec->len, &r->value, &r->vlen, why))
+			return false;
 	} else {
 		r->value = rec->raw;
 		r->vlen = rec->len;
@@ -608,6 +630,25 @@ connect_producer(struct producer *pr)
 	pr->connect_by = now_ms() + o->k.timeout_ms;
 }
 
+/* With a registry, the subject's schema id is settled now: TOPIC-key or TOPIC-value. */
+static ss_avro *
+open_codec(const struct ss_produce_opts *o, bool avro, const char *schema, const char *what)
+{
+	char subject[512];
+	struct ss_avro_opts ao = {.schema_file = schema, .registry = o->registry, .subject = subject,
+				  .what = what, .timeout_ms = o->k.timeout_ms};
+
+	snprintf(subject, sizeof subject, "%s-%s", o->topic, what);
+	return avro ? ss_avro_open(&ao) : NULL;
+}
+
+static void
+open_codecs(struct producer *pr)
+{
+	pr->key.avro = open_codec(pr->o, pr->o->key_avro, pr->o->key_schema, "key");
+	pr->value.avro = open_codec(pr->o, pr->o->value_avro, pr->o->value_schema, "value");
+}
+
 int
 ss_produce_run(struct ss_produce_opts *o)
 {
@@ -622,6 +663,7 @@ ss_produce_run(struct ss_produce_opts *o)
 	field_init(&pr.headers, o->headers, "--headers", ".headers", o->envelope);
 	field_init(&pr.partition, o->partition, "--partition", NULL, o->envelope);
 	field_init(&pr.timestamp, o->timestamp, "--timestamp", ".timestamp", o->envelope);
+	open_codecs(&pr);
 	pr.in = ss_reader_new(o->in_fd, o->in_name, false);
 	if (o->acks != NULL)
 		pr.acks = ss_acks_open(o->acks);

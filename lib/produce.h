@@ -18,6 +18,9 @@ struct ss_produce_opts {
 	bool dry_run;
 	struct ss_errpolicy onerror;
 	const char *acks;         /* file to report delivered input lines to, or NULL */
+	bool key_avro, value_avro;             /* --key-format/--value-format avro */
+	const char *key_schema, *value_schema; /* --key-schema, --value-schema FILE */
+	const char *registry;                  /* --schema-registry URL */
 	int in_fd;
 	const char *in_name;
 };
