@@ -111,7 +111,7 @@ teardown_file() { mock_stop; }
 	run --separate-stderr ss-produce -b 127.0.0.1:1 --dry-run --value '[.k[0]]' --on-error skip proj <<<'{"k":"a"}'
 	assert_success
 	assert_output ''
-	[[ "$stderr" == *'<stdin>:1: Cannot index string with number (skipped)'* ]]
+	[[ "$stderr" == *'<stdin>:1: --value [.k[0]]: Cannot index string with number (skipped)'* ]]
 }
 
 @test "--dry-run prints what would be sent and sends nothing" {
