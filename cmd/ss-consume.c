@@ -113,10 +113,11 @@ inspect(const struct ss_consume_opts *o, enum mode mode, int64_t at_ms, char **t
 
 	if (o->exit_at_end || o->count >= 0 || o->start_given || o->npstarts > 0 || o->npartitions > 0 ||
 	    o->from_set || o->until_set || o->offsets_from != NULL || o->checkpoint_db != NULL ||
-	    o->end_file != NULL || o->progress)
+	    o->end_file != NULL || o->progress || o->key_schema != NULL || o->value_schema != NULL ||
+	    o->registry != NULL)
 		ss_diag_usage_error(usage, "-L, --lag and --offsets-at read no records: "
 					   "no -e, -c, -o, -p, --from, --until, --offsets-from, --checkpoint, "
-					   "--end-file or --progress");
+					   "--end-file, --progress or Avro options");
 	if (mode == LAG && o->group == NULL)
 		ss_diag_usage_error(usage, "--lag needs a group (-G)");
 	if (mode != LAG && o->group != NULL)

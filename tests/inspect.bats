@@ -191,6 +191,9 @@ feed_states() {
 	test_must_fail 2 ss-consume -b "$B" --lag lag
 	assert_output --partial "--lag needs a group (-G)"
 	test_must_fail 2 ss-consume -b "$B" -L -e lst
+	echo '"string"' >"$T/s.avsc"
+	test_must_fail 2 ss-consume -b "$B" -L --value-format avro --value-schema "$T/s.avsc" lst
+	assert_output --partial "read no records"
 	test_must_fail 2 ss-consume -b "$B" -G g -L
 	test_must_fail 2 ss-consume -b "$B" --offsets-at yesterday-ish at
 	test_must_fail 75 ss-consume -b 127.0.0.1:1 --timeout 1s -L
