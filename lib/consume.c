@@ -706,6 +706,9 @@ handle_error(struct consumer *c, const rd_kafka_message_t *m)
 			feed_part(c, t, p, SS_FEED_CAUGHT_UP);
 		return;
 	}
+	if (ss_kafka_exit_code(m->err) == SS_EXIT_NOPERM) /* an ACL: retrying will not help */
+		ss_diag_die(SS_EXIT_NOPERM, "not permitted: %s%s%s", t != NULL ? t->name : "",
+			    t != NULL ? ": " : "", rd_kafka_message_errstr(m));
 	if (t != NULL)
 		ss_diag_warn("%s [%d]: %s", t->name, m->partition, rd_kafka_message_errstr(m));
 	else
