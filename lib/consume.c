@@ -31,6 +31,7 @@
 #include "checkpoint.h"
 #include "consume.h"
 #include "diag.h"
+#include "wfile.h"
 #include "feed.h"
 #include "outq.h"
 #include "sstime.h"
@@ -1168,12 +1169,12 @@ loop(struct consumer *c)
 static void
 write_end_file(struct consumer *c)
 {
-	char tmp[4096];
+	char tmp[4200];
 	FILE *f;
 
-	snprintf(tmp, sizeof tmp, "%s.tmp", c->o->end_file);
-	if ((f = fopen(tmp, "w")) == NULL)
-		ss_diag_die(SS_EXIT_DATA, "%s: %s", tmp, strerror(errno));
+	if ((f = ss_wfile_tmp(c->o->end_file, tmp, sizeof tmp)) == NULL)
+		ss_diag_die(SS_EXIT_DATA, "%s: cannot create a file beside it: %s", c->o->end_file,
+			    strerror(errno));
 	for (int i = 0; i < c->ntopics; i++)
 		for (int j = 0; j < c->topics[i].nparts; j++) {
 			const struct part *p = &c->topics[i].parts[j];

@@ -110,3 +110,87 @@ setup() {
 	[ "$status" -eq 2 ]
 	refute_output --partial hunter2
 }
+
+# planted LINK TARGET: a symbolic link at LINK to TARGET, as someone else could leave in a
+# shared directory.
+planted() { ln -s "$2" "$1"; }
+
+@test "symlinks: a dead-letter file that is a planted link is refused, its target untouched" {
+	printf 'not json\n' >"$T/in"
+	planted "$T/dl" "$T/victim"
+	run ss-cache "$T/s.db" put --key .k --on-error "dead-letter=$T/dl" <"$T/in"
+	[ "$status" -eq 1 ]
+	assert_output "ss-cache: $T/dl: is a symbolic link: refused (a file that holds records is never written through one; remove it or name the real file)"
+	[ ! -e "$T/victim" ]
+	echo keep >"$T/victim"
+	run ss-produce --dry-run --on-error "dead-letter=$T/dl" t <"$T/in"
+	[ "$status" -eq 1 ]
+	assert_output --partial "$T/dl: is a symbolic link: refused"
+	[ "$(cat "$T/victim")" = keep ]
+	# a real file is appended to, as before
+	run ss-produce --dry-run --on-error "dead-letter=$T/real" t <"$T/in"
+	assert_success
+	grep -q "not json" "$T/real"
+}
+
+@test "symlinks: a late file that is a planted link is refused, its target untouched" {
+	printf '{"t":5,"k":"a"}\n' >"$T/l"
+	printf '{"t":1,"k":"a"}\n' >"$T/r"
+	echo keep >"$T/victim"
+	planted "$T/late" "$T/victim"
+	run ss-asof "$T/l" "$T/r" --on .t --by .k --late-file "$T/late"
+	[ "$status" -eq 1 ]
+	assert_output --partial "ss-asof: $T/late: cannot open: is a symbolic link: refused"
+	[ "$(cat "$T/victim")" = keep ]
+}
+
+@test "symlinks: a checkpoint events file that is a planted link is refused" {
+	planted "$T/ev" "$T/victim"
+	run ss-checkpoint "$T/c.db" pulse ck --dependency d --events "$T/ev" </dev/null
+	[ "$status" -eq 1 ]
+	assert_output --partial "$T/ev: is a symbolic link: refused"
+	[ ! -e "$T/victim" ]
+}
+
+@test "symlinks: a new state file through a dangling link is refused; a link to an existing state works" {
+	planted "$T/s.db" "$T/victim.db"
+	run ss-cache "$T/s.db" put --key .k <<<'{"k":"a"}'
+	[ "$status" -eq 1 ]
+	assert_output "ss-cache: $T/s.db: is a symbolic link to a file that does not exist: refused (opening it would create the state file where the link points)"
+	[ ! -e "$T/victim.db" ]
+	# acks files are state files too
+	planted "$T/a.acks" "$T/victim.acks"
+	run ss-produce --dry-run --acks "$T/a.acks" t <<<'{"k":"a"}'
+	[ "$status" -eq 1 ]
+	assert_output --partial "$T/a.acks: is a symbolic link to a file that does not exist: refused"
+	[ ! -e "$T/victim.acks" ]
+	# the user's own link to an existing state file is followed
+	ss-cache "$T/real.db" put --key .k <<<'{"k":"a"}'
+	ln -s "$T/real.db" "$T/mine.db"
+	run ss-cache "$T/mine.db" put --key .k <<<'{"k":"b"}'
+	assert_success
+	run ss-cache "$T/real.db" get '"b"'
+	assert_output '{"k":"b"}'
+}
+
+@test "symlinks: a planted -wal, -shm or -journal link beside a state file is refused" {
+	for s in -wal -shm -journal; do
+		planted "$T/s$s.db$s" "$T/victim$s"
+		run ss-cache "$T/s$s.db" put --key .k <<<'{"k":"a"}'
+		[ "$status" -eq 1 ]
+		assert_output "ss-cache: $T/s$s.db: $T/s$s.db$s is a symbolic link: refused (SQLite would write the state through it)"
+		[ ! -e "$T/victim$s" ]
+	done
+}
+
+@test "symlinks: --end-file is written under a mkstemp name and renamed; a planted link is replaced, its target untouched" {
+	echo keep >"$T/victim"
+	planted "$T/end" "$T/victim"
+	planted "$T/end.tmp" "$T/victim"
+	run ss-consume -b "$B" -e --end-file "$T/end" cfg
+	assert_success
+	[ "$(cat "$T/victim")" = keep ]
+	[ ! -L "$T/end" ]
+	grep -q '"last":' "$T/end"
+	[ -z "$(find "$T" -name 'end.??????')" ]
+}
