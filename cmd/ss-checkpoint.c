@@ -13,6 +13,7 @@
 
 #include "checkpoint.h"
 #include "diag.h"
+#include "wfile.h"
 #include "envelope.h"
 #include "expr.h"
 #include "feed.h"
@@ -608,8 +609,8 @@ cmd_pulse(const char *db, int argc, char **argv)
 	f.expect = o.parts.expect;
 	pl.events = stderr;
 	pl.events_name = "<stderr>";
-	if (o.events && !(pl.events = fopen(pl.events_name = o.events, "a")))
-		ss_diag_die(SS_EXIT_DATA, "%s: %s", o.events, strerror(errno));
+	if (o.events && !(pl.events = ss_wfile_append(pl.events_name = o.events)))
+		ss_diag_die(SS_EXIT_DATA, "%s: %s", o.events, ss_wfile_strerror(errno));
 	flow_init(&f, o.ts, o.unit);
 	p = ss_checkpoint_pulse_open(db, pl.checkpoint, o.deps, o.ndeps, &o.parts, pulse_event, &pl);
 	flow_start(&f, pulse_commit, p);

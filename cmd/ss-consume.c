@@ -236,6 +236,7 @@ main(int argc, char **argv)
 			ss_diag_usage_error(usage, "unknown option");
 		}
 	}
+	ss_kopts_default_file(&o.k);
 	if (mode != READ) {
 		int status = inspect(&o, mode, at_ms, argv + optind, argc - optind);
 		ss_kopts_free(&o.k);

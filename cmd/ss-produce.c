@@ -143,6 +143,7 @@ main(int argc, char **argv)
 			ss_diag_usage_error(usage, "unknown option");
 		}
 	}
+	ss_kopts_default_file(&o.k);
 	if (argc - optind != 1)
 		ss_diag_usage_error(usage, argc == optind ? "no topic given" : "one topic only");
 	if (o.raw && (o.envelope || o.key || o.value || o.headers || o.partition || o.timestamp))

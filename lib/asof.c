@@ -1,12 +1,14 @@
 /* The as-of join engine: parses records, keeps the right history, holds or revises left
  * records, and writes {"left":L,"right":R} spliced from the raw input bytes. The input
  * loop that feeds it lives in asof_run.c, the --state file in asof_state.c. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "asof_impl.h"
 #include "diag.h"
+#include "wfile.h"
 #include "keyenc.h"
 #include "proj.h"
 
@@ -175,8 +177,8 @@ ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out)
 		j->select = compile_select(opts->select);
 		j->proj = ss_proj_compile(opts->select);
 	}
-	if (opts->late_file && (j->late = fopen(opts->late_file, "a")) == NULL)
-		ss_diag_die(SS_EXIT_DATA, "%s: cannot open: %m", opts->late_file);
+	if (opts->late_file && (j->late = ss_wfile_append(opts->late_file)) == NULL)
+		ss_diag_die(SS_EXIT_DATA, "%s: cannot open: %s", opts->late_file, ss_wfile_strerror(errno));
 	if (opts->acks) {
 		j->acks = ss_acks_open(opts->acks);
 		ss_acks_start(j->acks); /* before the first line, resent ones included */

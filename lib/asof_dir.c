@@ -21,6 +21,7 @@
 
 #include "asof_impl.h"
 #include "diag.h"
+#include "wfile.h"
 #include "store.h"
 
 #define LOCK_RETRY_NS (100 * INT64_C(1000000))
@@ -118,8 +119,8 @@ lock_slot(ss_asof *top, struct asof_slot *s, bool wait)
 	int fd;
 
 	snprintf(path, sizeof path, "%.*s.lock", (int)strlen(s->path) - 3, s->path);
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0)
-		ss_diag_die(SS_EXIT_DATA, "%s: %s", path, strerror(errno));
+	if ((fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666)) < 0)
+		ss_diag_die(SS_EXIT_DATA, "%s: %s", path, ss_wfile_strerror(errno));
 	if (try_lock(fd, path))
 		return fd;
 	if (!wait) {

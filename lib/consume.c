@@ -32,6 +32,7 @@
 #include "checkpoint.h"
 #include "consume.h"
 #include "diag.h"
+#include "wfile.h"
 #include "feed.h"
 #include "outq.h"
 #include "sstime.h"
@@ -754,6 +755,9 @@ handle_error(struct consumer *c, const rd_kafka_message_t *m)
 			feed_part(c, t, p, SS_FEED_CAUGHT_UP);
 		return;
 	}
+	if (ss_kafka_exit_code(m->err) == SS_EXIT_NOPERM) /* an ACL: retrying will not help */
+		ss_diag_die(SS_EXIT_NOPERM, "not permitted: %s%s%s", t != NULL ? t->name : "",
+			    t != NULL ? ": " : "", rd_kafka_message_errstr(m));
 	if (t != NULL)
 		ss_diag_warn("%s [%d]: %s", t->name, m->partition, rd_kafka_message_errstr(m));
 	else
@@ -1216,12 +1220,12 @@ loop(struct consumer *c)
 static void
 write_end_file(struct consumer *c)
 {
-	char tmp[4096];
+	char tmp[4200];
 	FILE *f;
 
-	snprintf(tmp, sizeof tmp, "%s.tmp", c->o->end_file);
-	if ((f = fopen(tmp, "w")) == NULL)
-		ss_diag_die(SS_EXIT_DATA, "%s: %s", tmp, strerror(errno));
+	if ((f = ss_wfile_tmp(c->o->end_file, tmp, sizeof tmp)) == NULL)
+		ss_diag_die(SS_EXIT_DATA, "%s: cannot create a file beside it: %s", c->o->end_file,
+			    strerror(errno));
 	for (int i = 0; i < c->ntopics; i++)
 		for (int j = 0; j < c->topics[i].nparts; j++) {
 			const struct part *p = &c->topics[i].parts[j];

@@ -11,6 +11,7 @@ enum ss_exit {
 	SS_EXIT_DATA = 1,      /* bad input record, failed write */
 	SS_EXIT_USAGE = 2,     /* bad command line */
 	SS_EXIT_EXPR = 3,      /* jq expression does not compile */
+	SS_EXIT_NOPERM = 77,   /* not permitted: authentication or authorization (ACL) failed */
 	SS_EXIT_TEMPFAIL = 75, /* broker or database unavailable: retry later */
 };
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "wfile.h"
 #include "sstime.h"
 
 #define WRITE_EVERY_NS (100 * INT64_C(1000000))
@@ -146,8 +147,7 @@ write_file(ss_feed_out *f, enum ss_feed_state state, int status)
 	char tmp[4200];
 	FILE *o;
 
-	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", f->path, (long)getpid());
-	if ((o = fopen(tmp, "w")) == NULL)
+	if ((o = ss_wfile_tmp(f->path, tmp, sizeof tmp)) == NULL)
 		return; /* the data flows anyway; the reader then knows less */
 	fprintf(o, "ss-feed 1\nwriter %s %ld %d\nstate %s %d\n", f->writer, (long)getpid(), f->fd,
 		state_names[state], status);

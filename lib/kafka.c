@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "diag.h"
@@ -44,6 +45,24 @@ add_prop(struct ss_kopts *o, const char *arg)
 	o->props[o->nprops++] = ss_xstrdup(arg);
 }
 
+bool
+ss_kafka_prop_secret(const char *prop)
+{
+	return strstr(prop, "password") != NULL || strstr(prop, "secret") != NULL ||
+	       strcmp(prop, "ssl.key.pem") == 0 || strcmp(prop, "sasl.oauthbearer.config") == 0;
+}
+
+/* The name of the property in "prop=val" (static storage, for messages). */
+static const char *
+prop_name(const char *kv)
+{
+	static char name[128];
+	size_t n = strcspn(kv, "=");
+
+	snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), kv);
+	return name;
+}
+
 void
 ss_kopts_add_prop(struct ss_kopts *o, const char *arg, const char *usage)
 {
@@ -51,6 +70,11 @@ ss_kopts_add_prop(struct ss_kopts *o, const char *arg, const char *usage)
 
 	if (eq == NULL || eq == arg)
 		ss_diag_usage_error(usage, "-X %s: expected property=value", arg);
+	if (ss_kafka_prop_secret(prop_name(arg)))
+		ss_diag_warn("warning: -X %s=... puts a secret on the command line, where ps shows it "
+			     "to every user; put it in a file only you can read: $SS_CONFIG, "
+			     "~/.config/ss/kafka.conf or -F FILE",
+			     prop_name(arg));
 	add_prop(o, arg);
 }
 
@@ -67,16 +91,18 @@ trim(char *s)
 	return s;
 }
 
-void
-ss_kopts_add_file(struct ss_kopts *o, const char *path)
+/* Append the prop=val lines of path (blank lines and # comments skipped); exit 2 on
+ * errors, naming how the file was found (what). A file others can read that holds a
+ * secret is warned about. */
+static void
+read_file(struct ss_kopts *o, FILE *f, const char *path, const char *what)
 {
-	FILE *f = fopen(path, "r");
 	char *line = NULL, *s, *eq;
 	size_t cap = 0;
 	unsigned long lineno = 0;
+	const char *secret = NULL;
+	struct stat st;
 
-	if (f == NULL)
-		ss_diag_die(SS_EXIT_USAGE, "-F %s: %s", path, strerror(errno));
 	while (getline(&line, &cap, f) != -1) {
 		lineno++;
 		s = trim(line);
@@ -84,7 +110,7 @@ ss_kopts_add_file(struct ss_kopts *o, const char *path)
 			continue;
 		eq = strchr(s, '=');
 		if (eq == NULL || eq == s)
-			ss_diag_die(SS_EXIT_USAGE, "%s:%lu: expected property=value", path, lineno);
+			ss_diag_die(SS_EXIT_USAGE, "%s:%lu: expected property=value (%s)", path, lineno, what);
 		*eq = '\0';
 		/* "prop = val" is common in properties files: drop the blanks around '='. */
 		char *prop = trim(s), *val = trim(eq + 1);
@@ -93,9 +119,73 @@ ss_kopts_add_file(struct ss_kopts *o, const char *path)
 		snprintf(kv, n, "%s=%s", prop, val);
 		add_prop(o, kv);
 		free(kv);
+		if (secret == NULL && ss_kafka_prop_secret(prop))
+			secret = prop_name(prop);
 	}
 	free(line);
+	if (secret != NULL && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+	    (st.st_mode & (S_IRWXG | S_IRWXO)) != 0)
+		ss_diag_warn("warning: %s holds %s and others can read it: chmod 600 %s", path, secret,
+			     path);
 	fclose(f);
+}
+
+void
+ss_kopts_add_file(struct ss_kopts *o, const char *path)
+{
+	FILE *f = fopen(path, "r");
+
+	if (f == NULL)
+		ss_diag_die(SS_EXIT_USAGE, "-F %s: %s", path, strerror(errno));
+	/* -F replaces the default file (as kcat's -F replaces $KCAT_CONFIG): its settings,
+	 * credentials above all, are not meant for the cluster the file names. */
+	if (o->ndefault > 0) {
+		for (size_t i = 0; i < o->ndefault; i++)
+			free(o->props[i]);
+		memmove(o->props, o->props + o->ndefault, (o->nprops - o->ndefault) * sizeof *o->props);
+		o->nprops -= o->ndefault;
+		o->ndefault = 0;
+	}
+	o->nfiles++;
+	read_file(o, f, path, "-F");
+}
+
+void
+ss_kopts_default_file(struct ss_kopts *o)
+{
+	const char *env = getenv("SS_CONFIG"), *base, *what;
+	char path[4096];
+	FILE *f;
+	size_t nuser = o->nprops;
+
+	if (o->nfiles > 0 || o->ndefault > 0 || (env != NULL && *env == '\0'))
+		return;
+	if (env != NULL) {
+		snprintf(path, sizeof path, "%s", env);
+		what = "$SS_CONFIG";
+	} else if ((base = getenv("XDG_CONFIG_HOME")) != NULL && *base == '/') {
+		snprintf(path, sizeof path, "%s/ss/kafka.conf", base);
+		what = "the default configuration file";
+	} else if ((base = getenv("HOME")) != NULL && *base != '\0') {
+		snprintf(path, sizeof path, "%s/.config/ss/kafka.conf", base);
+		what = "the default configuration file";
+	} else {
+		return;
+	}
+	if ((f = fopen(path, "r")) == NULL) {
+		if (env == NULL && errno == ENOENT)
+			return;
+		ss_diag_die(SS_EXIT_USAGE, "%s %s: %s", what, path, strerror(errno));
+	}
+	read_file(o, f, path, what);
+	/* Its properties go first: a -X on the command line overrides them. */
+	size_t nfile = o->nprops - nuser;
+	char **tmp = ss_xmalloc((nfile ? nfile : 1) * sizeof *tmp);
+	memcpy(tmp, o->props + nuser, nfile * sizeof *tmp);
+	memmove(o->props + nfile, o->props, nuser * sizeof *o->props);
+	memcpy(o->props, tmp, nfile * sizeof *tmp);
+	free(tmp);
+	o->ndefault = nfile;
 }
 
 void
@@ -116,6 +206,12 @@ ss_kopts_set_brokers(struct ss_kopts *o, const char *arg, const char *usage)
 	o->brokers = arg;
 }
 
+static bool
+is_bootstrap(const char *kv)
+{
+	return strncmp(kv, "bootstrap.servers=", 18) == 0 || strncmp(kv, "metadata.broker.list=", 21) == 0;
+}
+
 const char *
 ss_kopts_brokers(const struct ss_kopts *o)
 {
@@ -123,6 +219,9 @@ ss_kopts_brokers(const struct ss_kopts *o)
 
 	if (o->brokers != NULL)
 		return o->brokers;
+	for (size_t i = o->nprops; i-- > 0;)
+		if (is_bootstrap(o->props[i]))
+			return strchr(o->props[i], '=') + 1;
 	env = getenv("SS_BROKERS");
 	return env != NULL && *env != '\0' ? env : "localhost:9092";
 }
@@ -162,6 +261,32 @@ ss_kafka_last_error(void)
 	return copy;
 }
 
+/* An authentication failure (a password the broker refused, a certificate this side
+ * does not trust, or one the broker does not) is said once and ends the run with 77:
+ * librdkafka retries it forever as if the broker were down. Set from librdkafka's
+ * threads, read by the thread that waits. */
+static char auth_error[512];
+static bool auth_failed;
+
+static bool
+is_auth_failure(const char *msg)
+{
+	return strstr(msg, "SASL authentication error") != NULL ||
+	       strstr(msg, "SSL handshake failed") != NULL ||
+	       strstr(msg, "certificate verify failed") != NULL ||
+	       strstr(msg, "Authentication failed") != NULL;
+}
+
+static void
+set_auth_error(const char *msg)
+{
+	pthread_mutex_lock(&last_error_lock);
+	if (!auth_failed)
+		snprintf(auth_error, sizeof auth_error, "%s", msg);
+	auth_failed = true;
+	pthread_mutex_unlock(&last_error_lock);
+}
+
 /* Connection failures repeat every retry; the tools report an unreachable broker once,
  * with the last of them, so they are kept rather than printed. */
 static bool log_debug; /* -X debug=...: the user asked for librdkafka's debug log */
@@ -176,6 +301,8 @@ log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 	}
 	if (strcmp(fac, "FAIL") == 0) {
 		set_last_error(buf);
+		if (is_auth_failure(buf))
+			set_auth_error(buf);
 		return;
 	}
 	/* Warnings are mostly retries that succeed (a coordinator still loading); keep the
@@ -203,6 +330,11 @@ error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 {
 	(void)opaque;
 	set_last_error(reason);
+	if (err == RD_KAFKA_RESP_ERR__AUTHENTICATION || err == RD_KAFKA_RESP_ERR__SSL ||
+	    is_auth_failure(reason)) {
+		set_auth_error(reason);
+		ss_kafka_die_auth();
+	}
 	if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN && all_down_since == 0)
 		all_down_since = ss_time_mono();
 	if (err == RD_KAFKA_RESP_ERR__FATAL) {
@@ -218,7 +350,8 @@ ss_kafka_conf_set(rd_kafka_conf_t *conf, const char *prop, const char *val)
 	char err[512];
 
 	if (rd_kafka_conf_set(conf, prop, val, err, sizeof err) != RD_KAFKA_CONF_OK)
-		ss_diag_die(SS_EXIT_USAGE, "%s=%s: %s", prop, val, err);
+		ss_diag_die(SS_EXIT_USAGE, "%s=%s: %s", prop,
+			    ss_kafka_prop_secret(prop) ? "(secret not shown)" : val, err);
 }
 
 rd_kafka_conf_t *
@@ -231,6 +364,8 @@ ss_kafka_conf(const struct ss_kopts *o, const char *const *defaults)
 	for (; defaults != NULL && defaults[0] != NULL; defaults += 2)
 		ss_kafka_conf_set(conf, defaults[0], defaults[1]);
 	for (size_t i = 0; i < o->nprops; i++) {
+		if (is_bootstrap(o->props[i])) /* in ss_kopts_brokers: -b wins over them */
+			continue;
 		char *kv = ss_xstrdup(o->props[i]), *eq = strchr(kv, '=');
 		*eq = '\0';
 		ss_kafka_conf_set(conf, kv, eq + 1);
@@ -278,6 +413,17 @@ ss_kafka_exit_code(rd_kafka_resp_err_t err)
 	case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
 	case RD_KAFKA_RESP_ERR_KAFKA_STORAGE_ERROR:
 		return SS_EXIT_TEMPFAIL;
+	case RD_KAFKA_RESP_ERR__AUTHENTICATION:
+	case RD_KAFKA_RESP_ERR__SSL:
+	case RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED:
+	case RD_KAFKA_RESP_ERR_UNSUPPORTED_SASL_MECHANISM:
+	case RD_KAFKA_RESP_ERR_ILLEGAL_SASL_STATE:
+	case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+	case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
+	case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+	case RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+	case RD_KAFKA_RESP_ERR_DELEGATION_TOKEN_AUTHORIZATION_FAILED:
+		return SS_EXIT_NOPERM;
 	default:
 		return SS_EXIT_DATA;
 	}
@@ -294,11 +440,46 @@ ss_kafka_metadata_try(rd_kafka_t *rk, const char *topic, int wait_ms, rd_kafka_r
 	return *err == RD_KAFKA_RESP_ERR_NO_ERROR ? md : NULL;
 }
 
+bool
+ss_kafka_auth_failed(void)
+{
+	bool r;
+
+	pthread_mutex_lock(&last_error_lock);
+	r = auth_failed;
+	pthread_mutex_unlock(&last_error_lock);
+	return r;
+}
+
+noreturn void
+ss_kafka_die_auth(void)
+{
+	char msg[sizeof auth_error], hint[256] = "";
+	const char *p;
+
+	pthread_mutex_lock(&last_error_lock);
+	memcpy(msg, auth_error, sizeof msg);
+	pthread_mutex_unlock(&last_error_lock);
+	/* librdkafka's message: "[thrd:...]: sasl_ssl://h:p/bootstrap: reason (after ...)":
+	 * keep the broker and the reason. */
+	p = strstr(msg, "]: ");
+	p = p != NULL ? p + 3 : msg;
+	if (strstr(p, "SCRAM") != NULL && rd_kafka_version() < 0x020601ff)
+		snprintf(hint, sizeof hint, " (if the password is right: Kafka 4 brokers need librdkafka "
+			 "2.6.1 or later for SCRAM, this is %s)", rd_kafka_version_str());
+	else if (strstr(p, "certificate") != NULL && strstr(p, "ssl.ca.location") == NULL)
+		snprintf(hint, sizeof hint, " (ssl.ca.location names the CA that signed the brokers' "
+			 "certificates)");
+	ss_diag_die(SS_EXIT_NOPERM, "not permitted: %s%s", p, hint);
+}
+
 noreturn void
 ss_kafka_die_unreachable(const struct ss_kopts *o, rd_kafka_resp_err_t err)
 {
 	const char *last = ss_kafka_last_error();
 
+	if (ss_kafka_auth_failed())
+		ss_kafka_die_auth();
 	ss_diag_die(ss_kafka_exit_code(err) == SS_EXIT_TEMPFAIL ? SS_EXIT_TEMPFAIL : SS_EXIT_DATA,
 		    "cannot reach brokers %s within %.3gs: %s%s%s", ss_kopts_brokers(o),
 		    o->timeout_ms / 1000.0, rd_kafka_err2str(err), *last ? ": " : "", last);
@@ -335,6 +516,8 @@ ss_kafka_metadata(rd_kafka_t *rk, const struct ss_kopts *o, const char *topic)
 		slice = deadline - t0 < ANNOUNCE_MS ? deadline - t0 : ANNOUNCE_MS;
 		if ((md = ss_kafka_metadata_try(rk, topic, (int)slice, &err)) != NULL)
 			break;
+		if (ss_kafka_auth_failed())
+			ss_kafka_die_auth();
 		if (now_ms() < t0 + slice) /* failed early: no busy loop */
 			(void)poll(NULL, 0, (int)(t0 + slice - now_ms()));
 		if (now_ms() >= deadline)

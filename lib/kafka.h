@@ -1,7 +1,10 @@
 /* kafka: what ss-consume, ss-produce and ss-mock-broker share on top of librdkafka.
- * - Options: brokers (-b, else $SS_BROKERS, else localhost:9092), -X prop=val and -F FILE
- *   (prop=val lines) collected in order into a struct ss_kopts the caller owns; they are
- *   applied after the tool's defaults, so a user setting always wins.
+ * - Options: brokers (-b, else bootstrap.servers from the properties, else $SS_BROKERS,
+ *   else localhost:9092), -X prop=val and -F FILE (prop=val lines) collected in order
+ *   into a struct ss_kopts the caller owns; they are applied after the tool's defaults,
+ *   so a user setting always wins. Without -F, the default configuration file
+ *   ($SS_CONFIG, else ~/.config/ss/kafka.conf) comes first. Secrets (sasl.password ...)
+ *   given with -X are warned about (ps shows them) and never echoed in messages.
  * - Errors: librdkafka error codes mapped to exit codes (75 when a broker is unavailable).
  * - Payloads: the envelope's key/value/header forms (auto|json|string|base64 and the
  *   {"base64":"..."} form for bytes that are not text) in both directions.
@@ -22,6 +25,8 @@ struct ss_kopts {
 	const char *brokers; /* -b, or NULL for $SS_BROKERS / localhost:9092 */
 	char **props;        /* "prop=val" strings in command-line order (owned) */
 	size_t nprops;
+	size_t ndefault;     /* the first ndefault props came from the default file */
+	size_t nfiles;       /* -F files read */
 	int64_t timeout_ms;  /* --timeout: how long a broker may be unreachable */
 };
 void ss_kopts_init(struct ss_kopts *o);
@@ -32,6 +37,13 @@ void ss_kopts_set_brokers(struct ss_kopts *o, const char *arg, const char *usage
 void ss_kopts_add_prop(struct ss_kopts *o, const char *arg, const char *usage);
 /* -F FILE: read prop=val lines now (blank lines and # comments skipped); exit 2 on errors. */
 void ss_kopts_add_file(struct ss_kopts *o, const char *path);
+/* After the options: without -F, read the default configuration file ($SS_CONFIG if
+ * set, none if it is set but empty, else $XDG_CONFIG_HOME/ss/kafka.conf or
+ * ~/.config/ss/kafka.conf when it exists) in front of the -X properties. Exit 2 on a
+ * file that cannot be read or a line that is not prop=val. */
+void ss_kopts_default_file(struct ss_kopts *o);
+/* Does a property hold a secret (a password, a private key, an OAuth secret)? */
+bool ss_kafka_prop_secret(const char *prop);
 /* --timeout DURATION; usage error if not a positive duration. */
 void ss_kopts_set_timeout(struct ss_kopts *o, const char *arg, const char *usage);
 const char *ss_kopts_brokers(const struct ss_kopts *o);
@@ -67,8 +79,12 @@ const rd_kafka_metadata_t *ss_kafka_metadata_try(rd_kafka_t *rk, const char *top
 						 rd_kafka_resp_err_t *err);
 /* Exit as ss_kafka_metadata does when the brokers did not answer with err in time. */
 noreturn void ss_kafka_die_unreachable(const struct ss_kopts *o, rd_kafka_resp_err_t err);
+/* Did a broker refuse this side's credentials, or this side the broker's certificate? */
+bool ss_kafka_auth_failed(void);
+/* Exit 77 with the authentication failure librdkafka reported, and a hint. */
+noreturn void ss_kafka_die_auth(void);
 /* The exit status an error should end the run with: 75 for unavailable brokers and time
- * outs, 1 for everything else. */
+ * outs, 77 for authentication and authorization failures, 1 for everything else. */
 int ss_kafka_exit_code(rd_kafka_resp_err_t err);
 
 /* Payload forms. */

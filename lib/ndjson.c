@@ -10,6 +10,7 @@
 
 #include "buf.h"
 #include "diag.h"
+#include "wfile.h"
 #include "jscan.h"
 #include "sstime.h"
 
@@ -26,9 +27,9 @@ ss_errpolicy_parse(struct ss_errpolicy *pol, const char *arg)
 	else if (strncmp(arg, "dead-letter=", 12) == 0 && arg[12]) {
 		pol->mode = SS_ONERROR_DEADLETTER;
 		pol->deadletter_path = ss_xstrdup(arg + 12);
-		pol->deadletter = fopen(pol->deadletter_path, "a");
+		pol->deadletter = ss_wfile_append(pol->deadletter_path);
 		if (pol->deadletter == NULL)
-			ss_diag_die(SS_EXIT_DATA, "%s: %s", pol->deadletter_path, strerror(errno));
+			ss_diag_die(SS_EXIT_DATA, "%s: %s", pol->deadletter_path, ss_wfile_strerror(errno));
 	} else
 		return false;
 	return true;

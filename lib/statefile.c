@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "diag.h"
+#include "wfile.h"
 #include "statefile.h"
 
 #define KIND_NONE SS_STATE_ANY     /* a file with nothing of ss in it (new, or empty) */
@@ -182,10 +183,14 @@ ss_statefile_open(const char *path, bool readonly)
 	sqlite3 *db;
 	int rc, sys;
 
+	const char *link_why;
+
 	if (*path != '\0')
 		precheck(path, readonly);
 	if (readonly)
 		return open_readonly(path);
+	if (*path != '\0' && !ss_wfile_refuse_links(path, &link_why))
+		ss_diag_die(SS_EXIT_DATA, "%s: %s", path, link_why);
 	db = try_open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &rc, &sys, &why);
 	if (db == NULL)
 		ss_diag_die(ss_statefile_exit_code(rc, sys), "%s: cannot open: %s%s%s%s", path, ss_buf_cstr(&why),

@@ -17,10 +17,11 @@ SS_SCRIPTS=$SS_ROOT/scripts
 export SS_ROOT SS_SCRIPTS
 PATH=$SS_ROOT/bin:$PATH
 
-# _kafka_up NAME VAR: start broker NAME under $KAFKA_TMP, export VAR=127.0.0.1:PORT.
+# _kafka_up NAME VAR [--secure]: start broker NAME under $KAFKA_TMP, export
+# VAR=127.0.0.1:PORT.
 _kafka_up() {
   local name=$1 var=$2 out
-  if ! out=$(SS_KAFKA_WATCH_PID=$KAFKA_WATCH_PID "$SS_SCRIPTS/kafka-up" "$KAFKA_TMP/$name"); then
+  if ! out=$(SS_KAFKA_WATCH_PID=$KAFKA_WATCH_PID "$SS_SCRIPTS/kafka-up" ${3:+"$3"} "$KAFKA_TMP/$name"); then
     echo "kafka-up $KAFKA_TMP/$name failed" >&2
     return 1
   fi
@@ -38,6 +39,17 @@ kafka_setup_file() {
   KAFKA_WATCH_PID=$$
   export KAFKA_TMP KAFKA_WATCH_PID
   _kafka_up broker1 BROKERS
+}
+
+# Start this file's broker with kafka-up --secure (TLS + SASL, ACLs): exports KAFKA_TMP,
+# BROKERS and SECURE, the broker's dir (SECURE/USER.conf: client properties per user).
+kafka_setup_file_secure() {
+  mkdir -p "$SS_ROOT/tests/.tmp"
+  KAFKA_TMP=$(mktemp -d "$SS_ROOT/tests/.tmp/kafka.XXXXXX")
+  KAFKA_WATCH_PID=$$
+  SECURE=$KAFKA_TMP/secure1
+  export KAFKA_TMP KAFKA_WATCH_PID SECURE
+  _kafka_up secure1 BROKERS --secure
 }
 
 # Start a second cluster (its own dir, ports and cluster id): exports BROKERS2.
