@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -74,6 +75,9 @@ state_close(struct state *st)
 #define BATCH_RECORDS 200000
 #define BATCH_BYTES (32 << 20)
 #define CACHE_KIB 4096
+/* ... and at the latest BATCH_NS after it began (looked at every 1024 records), so a
+ * slow but never pausing input still shows up to readers within about a second. */
+#define BATCH_NS 1000000000LL
 
 /* ---- put ---- */
 
@@ -91,6 +95,7 @@ struct put {
 	bool passing_on;                  /* writing it out: do not commit if that fails */
 	int pending_records;
 	size_t pending_bytes;             /* held back by the stores for the batch */
+	int64_t batch_start;              /* monotonic ns of the batch's first record */
 	uint64_t stored, replays, rejected;
 	ss_buf keyenc, keytext, valtext;
 };
@@ -198,6 +203,26 @@ record_key(struct put *p, ss_rec *rec, const char **why)
 	return false;
 }
 
+static int64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Count the record just put; true when the batch is to be committed. */
+static bool
+batch_full(struct put *p)
+{
+	if (p->pending_records++ == 0)
+		p->batch_start = now_ns();
+	if (p->pending_records >= BATCH_RECORDS || p->pending_bytes >= BATCH_BYTES || p->pending.len > (1 << 20))
+		return true;
+	return p->pending_records % 1024 == 0 && now_ns() - p->batch_start >= BATCH_NS;
+}
+
 /* Puts applied in key order at each commit, through a small page cache. */
 static void
 writer_setup(ss_store *store)
@@ -267,7 +292,7 @@ put_record(struct put *p, const char *line, size_t len)
 		ss_buf_add(&p->pending, line, len);
 		ss_buf_addc(&p->pending, '\n');
 	}
-	if (++p->pending_records >= BATCH_RECORDS || p->pending_bytes >= BATCH_BYTES || p->pending.len > (1 << 20))
+	if (batch_full(p))
 		commit(p);
 }
 
