@@ -125,17 +125,20 @@ has_object(ss_store *s, const char *type, const char *name)
 	return rc == SQLITE_ROW;
 }
 
-/* Create what is missing, new files in format 2; true when ss_kv has that layout. */
+/* Create what is missing, new files in format 2; true when ss_kv has that layout. The
+ * write lock only when ss_kv is missing (and looked for again under it: another writer
+ * may have just made it). */
 static bool
 create_schema(ss_store *s)
 {
-	exec_sql(s, "BEGIN IMMEDIATE");
-	if (!has_object(s, "table", "ss_kv"))
-		exec_sql(s, schema_kv);
-	bool rowid = has_object(s, "index", "ss_kv_k");
+	if (!has_object(s, "table", "ss_kv")) {
+		exec_sql(s, "BEGIN IMMEDIATE");
+		if (!has_object(s, "table", "ss_kv"))
+			exec_sql(s, schema_kv);
+		exec_sql(s, "COMMIT");
+	}
 	exec_sql(s, schema_rest);
-	exec_sql(s, "COMMIT");
-	return rowid;
+	return has_object(s, "index", "ss_kv_k");
 }
 
 ss_store *
@@ -692,10 +695,4 @@ ss_store_offsets_each(ss_store *s, void (*cb)(const char *, int32_t, int64_t, vo
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		die_sqlite(s, rc, "offsets");
-}
-
-size_t
-ss_store_pending_bytes(const ss_store *s)
-{
-	return s->arena.len + s->ndeferred * sizeof *s->deferred;
 }
