@@ -360,6 +360,13 @@ apply_deferred(ss_store *s)
 	s->pending = pending;
 	s->ndeferred = 0;
 	ss_buf_reset(&s->arena);
+	if (s->arena.cap > (4 << 20)) {
+		/* large batches' memory goes back: one of many partitions' stores keeps none */
+		ss_buf_free(&s->arena);
+		free(s->deferred);
+		s->deferred = NULL;
+		s->capdeferred = 0;
+	}
 }
 
 static void
