@@ -16,13 +16,15 @@
 #define KIND_FOREIGN SS_STATE__N   /* some other application's database */
 
 /* The tags are four letters, "ssCA" ...: a hex dump of the header shows whose file it
- * is. Versions: 1 is the first marked format; 0 an unmarked file of an earlier ss. */
+ * is. Versions: 1 is the first marked format; 0 an unmarked file of an earlier ss. The
+ * newest version a kind knows is here; ss-cache 2 is its rowid layout (lib/store.c),
+ * whose files keep 1 while they have the first layout. */
 static const struct {
 	int id, version;
 	const char *name;
 } kinds[SS_STATE__N] = {
 	[SS_STATE_ANY] = {0, 0, "ss state"},
-	[SS_STATE_CACHE] = {0x73734341, 1, "ss-cache state"},
+	[SS_STATE_CACHE] = {0x73734341, 2, "ss-cache state"},
 	[SS_STATE_CHECKPOINT] = {0x73734350, 1, "ss-checkpoint state"},
 	[SS_STATE_ASOF] = {0x7373414a, 1, "ss-asof state"},
 	[SS_STATE_ACKS] = {0x73734141, 1, "ss --acks file"},
@@ -284,15 +286,21 @@ ss_statefile_check(sqlite3 *db, const char *path, enum ss_state_kind kind)
 void
 ss_statefile_mark(sqlite3 *db, const char *path, enum ss_state_kind kind)
 {
+	ss_statefile_mark_version(db, path, kind, kinds[kind].version);
+}
+
+void
+ss_statefile_mark_version(sqlite3 *db, const char *path, enum ss_state_kind kind, int version)
+{
 	char sql[128];
 	int rc;
 
 	if (kind == SS_STATE_ANY || *path == '\0' ||
 	    (pragma_int(db, path, "PRAGMA application_id") == kinds[kind].id &&
-	     pragma_int(db, path, "PRAGMA user_version") == kinds[kind].version))
+	     pragma_int(db, path, "PRAGMA user_version") == version))
 		return;
 	snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d;",
-		 kinds[kind].id, kinds[kind].version);
+		 kinds[kind].id, version);
 	if ((rc = sqlite3_exec(db, sql, NULL, NULL, NULL)) != SQLITE_OK)
 		ss_statefile_die(db, path, rc, "mark the kind of state");
 }

@@ -42,6 +42,9 @@ void ss_statefile_check(sqlite3 *db, const char *path, enum ss_state_kind kind);
 /* Mark db as a state of kind in the current format; call after creating its tables,
  * on a connection that writes. */
 void ss_statefile_mark(sqlite3 *db, const char *path, enum ss_state_kind kind);
+/* The same with a version of the format (at most the newest this build knows): for a kind
+ * whose files keep an earlier layout. */
+void ss_statefile_mark_version(sqlite3 *db, const char *path, enum ss_state_kind kind, int version);
 /* Exit for a failed SQLite call on db: "path: what: reason", 75 when it may pass. */
 _Noreturn void ss_statefile_die(sqlite3 *db, const char *path, int rc, const char *what);
 /* The exit status for a SQLite result code (with the OS error behind it). */

@@ -24,12 +24,29 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_COUNT] = "SELECT count(*) FROM ss_kv",
 };
 
-static const char schema[] =
-	"CREATE TABLE IF NOT EXISTS ss_kv(k BLOB PRIMARY KEY, key TEXT NOT NULL,"
-	" value TEXT NOT NULL, t INTEGER) WITHOUT ROWID;"
+/* The layout of new files (format 2): a rowid table in arrival order and a unique index
+ * on the key's encoding. Rows of a few hundred bytes then append to the table, and only
+ * the small index entries land all over the key space: a batch dirties far fewer pages
+ * than in format 1's WITHOUT ROWID table keyed by k, which files made by earlier versions
+ * keep (every statement here works on both). */
+static const char schema_kv[] =
+	"CREATE TABLE ss_kv(k BLOB NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, t INTEGER);"
+	"CREATE UNIQUE INDEX ss_kv_k ON ss_kv(k);";
+
+static const char schema_rest[] =
 	"CREATE INDEX IF NOT EXISTS ss_kv_t ON ss_kv(t) WHERE t IS NOT NULL;"
 	"CREATE TABLE IF NOT EXISTS ss_offsets(topic TEXT NOT NULL, partition INTEGER NOT NULL,"
 	" offset INTEGER NOT NULL, PRIMARY KEY(topic, partition)) WITHOUT ROWID;";
+
+/* A put held back until the batch commits (ss_store_defer_puts): its enc, key text and
+ * value lie in the arena at off, one after another. */
+struct deferred {
+	uint64_t head; /* the first 8 bytes of enc, big-endian: most comparisons end here */
+	size_t off;
+	uint32_t enclen, klen, vlen, seq;
+	bool has_t;
+	int64_t t;
+};
 
 struct ss_store {
 	sqlite3 *db;
@@ -41,6 +58,10 @@ struct ss_store {
 	ss_buf kbuf;
 	struct applied *applied; /* memory of ss_offsets for the partitions seen */
 	size_t napplied;
+	bool defer;              /* hold puts back to apply them in key order at commit */
+	ss_buf arena;
+	struct deferred *deferred;
+	size_t ndeferred, capdeferred;
 };
 
 struct applied {
@@ -60,6 +81,7 @@ die_sqlite(ss_store *s, int rc, const char *what)
 	 * must not commit what is left of it, above all not its offsets alone, in autocommit,
 	 * which would mark the lost records applied. Closing without commit rolls back. */
 	s->in_txn = false;
+	s->ndeferred = 0;
 	ss_diag_die(code, "%s: %s: %s%s%s%s", s->path, what, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc),
 		    err ? " (" : "", err ? strerror(err) : "", err ? ")" : "");
 }
@@ -85,6 +107,40 @@ stmt(ss_store *s, enum stmt which)
 	return s->st[which];
 }
 
+static bool
+has_object(ss_store *s, const char *type, const char *name)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT 1 FROM sqlite_master WHERE type = ?1 AND name = ?2",
+				    -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		die_sqlite(s, rc, "read schema");
+	sqlite3_bind_text(st, 1, type, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		die_sqlite(s, rc, "read schema");
+	return rc == SQLITE_ROW;
+}
+
+/* Create what is missing, new files in format 2; true when ss_kv has that layout. The
+ * write lock only when ss_kv is missing (and looked for again under it: another writer
+ * may have just made it). */
+static bool
+create_schema(ss_store *s)
+{
+	if (!has_object(s, "table", "ss_kv")) {
+		exec_sql(s, "BEGIN IMMEDIATE");
+		if (!has_object(s, "table", "ss_kv"))
+			exec_sql(s, schema_kv);
+		exec_sql(s, "COMMIT");
+	}
+	exec_sql(s, schema_rest);
+	return has_object(s, "index", "ss_kv_k");
+}
+
 ss_store *
 ss_store_open(const char *path, int flags, enum ss_state_kind kind)
 {
@@ -98,8 +154,11 @@ ss_store_open(const char *path, int flags, enum ss_state_kind kind)
 	ss_statefile_check(s->db, path, kind);
 	if (!s->readonly) {
 		exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;");
-		exec_sql(s, schema);
-		ss_statefile_mark(s->db, path, kind);
+		bool rowid = create_schema(s);
+		if (kind == SS_STATE_CACHE)
+			ss_statefile_mark_version(s->db, path, kind, rowid ? 2 : 1);
+		else
+			ss_statefile_mark(s->db, path, kind);
 	}
 	return s;
 }
@@ -116,6 +175,8 @@ ss_store_close(ss_store *s)
 	if (rc != SQLITE_OK)
 		ss_diag_warn("%s: close: %s", s->path, sqlite3_errstr(rc));
 	ss_buf_free(&s->kbuf);
+	ss_buf_free(&s->arena);
+	free(s->deferred);
 	free(s->applied);
 	free(s->path);
 	free(s);
@@ -134,6 +195,7 @@ ss_store_path(const ss_store *s)
 }
 
 static void write_dirty_offsets(ss_store *s);
+static void apply_deferred(ss_store *s);
 
 static void
 begin(ss_store *s)
@@ -157,6 +219,7 @@ ss_store_commit(ss_store *s)
 {
 	if (!s->in_txn)
 		return;
+	apply_deferred(s);
 	write_dirty_offsets(s);
 	exec_sql(s, "COMMIT");
 	s->in_txn = false;
@@ -221,6 +284,103 @@ put(ss_store *s, const char *enc, size_t enclen, const char *key_json, size_t kl
 	s->pending++;
 }
 
+/* ---- deferred puts ---- */
+
+bool
+ss_store_defer_puts(ss_store *s)
+{
+	bool was = s->defer;
+
+	s->defer = true;
+	return !was;
+}
+
+static uint64_t
+enc_head(const char *enc, size_t len)
+{
+	uint64_t h = 0;
+
+	for (size_t i = 0; i < 8; i++)
+		h = h << 8 | (i < len ? (unsigned char)enc[i] : 0);
+	return h;
+}
+
+static void
+defer_put(ss_store *s, const char *enc, size_t enclen, const char *key_json, size_t klen,
+	  const char *value, size_t vlen, const int64_t *t)
+{
+	begin(s); /* the write lock now, as an immediate put would take it */
+	if (s->ndeferred == s->capdeferred) {
+		s->capdeferred = s->capdeferred ? 2 * s->capdeferred : 1024;
+		s->deferred = ss_xrealloc(s->deferred, s->capdeferred * sizeof *s->deferred);
+	}
+	struct deferred *d = &s->deferred[s->ndeferred];
+	*d = (struct deferred){enc_head(enc, enclen), s->arena.len, (uint32_t)enclen, (uint32_t)klen,
+			       (uint32_t)vlen, (uint32_t)s->ndeferred, t != NULL, t ? *t : 0};
+	s->ndeferred++;
+	ss_buf_add(&s->arena, enc, enclen);
+	ss_buf_add(&s->arena, key_json, klen);
+	ss_buf_add(&s->arena, value, vlen);
+	s->pending++;
+}
+
+static const char *cmp_arena; /* for qsort, which takes no argument */
+
+/* Key order, and arrival order among equal keys: the last put of a key wins, as applied
+ * one by one. */
+static int
+cmp_deferred(const void *a, const void *b)
+{
+	const struct deferred *x = a, *y = b;
+
+	if (x->head != y->head)
+		return x->head < y->head ? -1 : 1;
+	size_t n = x->enclen < y->enclen ? x->enclen : y->enclen;
+	int c = n > 8 ? memcmp(cmp_arena + x->off + 8, cmp_arena + y->off + 8, n - 8) : 0;
+	if (c == 0)
+		c = (x->enclen > y->enclen) - (x->enclen < y->enclen);
+	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Apply the held-back puts in key order: one sweep through the index per batch. */
+static void
+apply_deferred(ss_store *s)
+{
+	if (s->ndeferred == 0)
+		return;
+	cmp_arena = s->arena.data;
+	qsort(s->deferred, s->ndeferred, sizeof *s->deferred, cmp_deferred);
+	int pending = s->pending;
+	for (size_t i = 0; i < s->ndeferred; i++) {
+		const struct deferred *d = &s->deferred[i];
+		const char *enc = s->arena.data + d->off;
+		put(s, enc, d->enclen, enc + d->enclen, d->klen, enc + d->enclen + d->klen, d->vlen,
+		    d->has_t ? &d->t : NULL);
+	}
+	s->pending = pending;
+	s->ndeferred = 0;
+	ss_buf_reset(&s->arena);
+	if (s->arena.cap > (4 << 20)) {
+		/* large batches' memory goes back: one of many partitions' stores keeps none */
+		ss_buf_free(&s->arena);
+		free(s->deferred);
+		s->deferred = NULL;
+		s->capdeferred = 0;
+	}
+}
+
+static void
+store_put(ss_store *s, const char *enc, size_t enclen, const char *key_json, size_t klen,
+	  const char *value, size_t vlen, const int64_t *t)
+{
+	if (s->defer && enclen <= UINT32_MAX && klen <= UINT32_MAX && vlen <= UINT32_MAX)
+		defer_put(s, enc, enclen, key_json, klen, value, vlen, t);
+	else {
+		apply_deferred(s);
+		put(s, enc, enclen, key_json, klen, value, vlen, t);
+	}
+}
+
 void
 ss_store_put_enc(ss_store *s, const char *enc, size_t enclen, const char *key_json, size_t klen,
 		 const char *value, size_t vlen)
@@ -231,9 +391,9 @@ ss_store_put_enc(ss_store *s, const char *enc, size_t enclen, const char *key_js
 		jv key = jv_parse_sized(key_json, (int)klen);
 		bool has = key_time(s, key, &t);
 		jv_free(key);
-		put(s, enc, enclen, key_json, klen, value, vlen, has ? &t : NULL);
+		store_put(s, enc, enclen, key_json, klen, value, vlen, has ? &t : NULL);
 	} else
-		put(s, enc, enclen, key_json, klen, value, vlen, NULL);
+		store_put(s, enc, enclen, key_json, klen, value, vlen, NULL);
 }
 
 void
@@ -245,7 +405,7 @@ ss_store_put(ss_store *s, jv key, const char *value, size_t vlen)
 	bool has = s->track_time && key_time(s, key, &t);
 
 	ss_keyenc_jv(&enc, key);
-	put(s, enc.data, enc.len, jv_string_value(text), (size_t)jv_string_length_bytes(jv_copy(text)),
+	store_put(s, enc.data, enc.len, jv_string_value(text), (size_t)jv_string_length_bytes(jv_copy(text)),
 	    value, vlen, has ? &t : NULL);
 	jv_free(text);
 	ss_buf_free(&enc);
@@ -254,6 +414,7 @@ ss_store_put(ss_store *s, jv key, const char *value, size_t vlen)
 static sqlite3_stmt *
 bind_key(ss_store *s, enum stmt which, jv key)
 {
+	apply_deferred(s);
 	sqlite3_stmt *st = stmt(s, which);
 
 	ss_buf_reset(&s->kbuf);
@@ -304,6 +465,7 @@ query_int(ss_store *s, sqlite3_stmt *st, int64_t none)
 int64_t
 ss_store_count(ss_store *s)
 {
+	apply_deferred(s);
 	return query_int(s, stmt(s, ST_COUNT), 0);
 }
 
@@ -339,6 +501,7 @@ ss_store_scan(ss_store *s, jv from, jv to, jv prefix, bool backwards)
 
 	if (c == NULL)
 		ss_diag_die(SS_EXIT_DATA, "out of memory");
+	apply_deferred(s);
 	c->store = s;
 	ss_buf_adds(&sql, "SELECT key, value, k FROM ss_kv WHERE 1");
 	if (jv_is_valid(from)) {
@@ -413,6 +576,7 @@ exec_changes(ss_store *s, const char *sql, int64_t arg)
 	if (rc != SQLITE_OK)
 		die_sqlite(s, rc, "retain");
 	begin(s);
+	apply_deferred(s);
 	sqlite3_bind_int64(st, 1, arg);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);

@@ -38,6 +38,12 @@ void ss_store_idle(void *s);
 void ss_store_put(ss_store *s, jv key, const char *value, size_t vlen);
 void ss_store_put_enc(ss_store *s, const char *enc, size_t enclen, const char *key_json,
 		      size_t klen, const char *value, size_t vlen);
+/* Hold puts back until the batch commits (or the store is read), then apply them in key
+ * order, the last put of a key winning: a sweep through the key index instead of a seek
+ * to a random place per put, which is what keeps a batch of keys from all over a large
+ * store cheap. The caller bounds the batch (its records are held in memory until the
+ * commit). True the first time. */
+bool ss_store_defer_puts(ss_store *s);
 /* Value of key as a malloc'd NUL-terminated string (caller frees), or NULL. */
 char *ss_store_get(ss_store *s, jv key);
 bool ss_store_del(ss_store *s, jv key);

@@ -399,3 +399,25 @@ for i in range(2000000):
 	test_must_fail 1 sh -c "echo '{\"key\":1}' | ss-cache --state-dir '$T/dir' put"
 	assert_output --partial '<stdin>:1: --state-dir: record has no envelope'
 }
+
+@test "puts are applied in key order at the commit, the last put of a key winning, across batches too" {
+	# 250,000 puts of 1,000 keys (more than one batch), each key's last value its last index
+	python3 -c '
+import json, random
+random.seed(7)
+for i in range(250000):
+    print(json.dumps({"k": ["s%d" % random.randrange(50), random.randrange(20)], "i": i}, separators=(",", ":")))
+' >"$T/in"
+	ss-cache "$T/st.db" put --key .k --value .i <"$T/in"
+	python3 -c '
+import json, sys
+last = {}
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    last[tuple(r["k"])] = r["i"]
+for k in sorted(last):
+    print(json.dumps({"key": list(k), "value": last[k]}, separators=(",", ":")))
+' "$T/in" >"$T/want"
+	ss-cache "$T/st.db" scan >"$T/got"
+	cmp "$T/want" "$T/got"
+}

@@ -95,7 +95,7 @@ as_other() {
 	checkpoint_write "$T/cp.db"
 	asof_write "$T/j.db"
 	acks_write "$T/a.db"
-	[ "$(header "$T/c.db")" = '1936933697 1 ' ]  # "ssCA"
+	[ "$(header "$T/c.db")" = '1936933697 2 ' ]  # "ssCA", format 2: the rowid layout
 	[ "$(header "$T/cp.db")" = '1936933712 1 ' ] # "ssCP"
 	[ "$(header "$T/j.db")" = '1936933194 1 ' ]  # "ssAJ"
 	[ "$(header "$T/a.db")" = '1936933185 1 ' ]  # "ssAA"
@@ -131,9 +131,9 @@ as_other() {
 
 @test "a newer format version than the tool knows is refused" {
 	cache_write "$T/c.db"
-	sqlite3 "$T/c.db" 'PRAGMA user_version = 2'
+	sqlite3 "$T/c.db" 'PRAGMA user_version = 3'
 	test_must_fail 1 cache_read "$T/c.db"
-	assert_output "ss-cache: $T/c.db: an ss-cache state of format version 2, newer than this ss-cache knows (1): use the ss that wrote it"
+	assert_output "ss-cache: $T/c.db: an ss-cache state of format version 3, newer than this ss-cache knows (2): use the ss that wrote it"
 	test_must_fail 1 cache_write "$T/c.db"
 }
 
@@ -163,3 +163,24 @@ as_other() {
 	[ "$(header "$T/cp.db")" = '1936933712 1 ' ]
 }
 
+
+@test "a cache of format 1 (WITHOUT ROWID) keeps its layout and its version, and works as before" {
+	# as ss-cache 1 made them
+	sqlite3 "$T/c.db" "PRAGMA journal_mode=WAL; PRAGMA application_id = 1936933697; PRAGMA user_version = 1;
+		CREATE TABLE ss_kv(k BLOB PRIMARY KEY, key TEXT NOT NULL, value TEXT NOT NULL, t INTEGER) WITHOUT ROWID;
+		CREATE INDEX ss_kv_t ON ss_kv(t) WHERE t IS NOT NULL;
+		CREATE TABLE ss_offsets(topic TEXT NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL,
+			PRIMARY KEY(topic, partition)) WITHOUT ROWID;" >/dev/null
+	printf '%s\n' '{"k":2,"v":"a"}' '{"k":1,"v":"b"}' '{"k":2,"v":"c"}' | ss-cache "$T/c.db" put --key .k --value .v
+	printf '%s\n' '{"k":3,"v":"d"}' '{"k":0,"v":"e"}' | ss-cache "$T/c.db" put --key .k --value .v --retain-count 3
+	run ss-cache "$T/c.db" scan
+	assert_success
+	assert_output '{"key":1,"value":"b"}
+{"key":2,"value":"c"}
+{"key":3,"value":"d"}'
+	[ "$(header "$T/c.db")" = '1936933697 1 ' ]
+	[ "$(sqlite3 "$T/c.db" "SELECT count(*) FROM sqlite_master WHERE name = 'ss_kv_k'")" -eq 0 ]
+	# and a new file has the rowid layout
+	cache_write "$T/n.db"
+	[ "$(sqlite3 "$T/n.db" "SELECT count(*) FROM sqlite_master WHERE name = 'ss_kv_k'")" -eq 1 ]
+}
