@@ -72,6 +72,37 @@ run_examples() {
 	done
 }
 
+# mandoc's style level, less what it cannot judge: lines past 80 bytes in the source
+# (they render the same) and cross-references to the sibling pages, which are not in
+# the system's man database until installed.
+@test "mandoc -T lint -W style: nothing but long source lines and sibling references" {
+	command -v mandoc >/dev/null || skip "no mandoc"
+	for m in "$ROOT"/man/*.[17]; do
+		# (the lint is on stdout; stderr has only the system database's own complaints)
+		run sh -c "mandoc -T lint -W style '$m' 2>/dev/null | grep -v -e 'input text line longer than 80 bytes' \
+			-e 'referenced manual not found: Xr ss' -e 'outdated mandoc.db'"
+		assert_output ''
+	done
+}
+
+# A flag macro swallows the plain words after a delimiter (.Fl -strict , reaching it
+# renders "--strict, -reaching -it"): no rendered word may start with one dash and two
+# letters unless it is a real option (kcat's -Kd in ss-consume(1)).
+@test "no words rendered as flags by a swallowing Fl" {
+	command -v mandoc >/dev/null || skip "no mandoc"
+	for m in "$ROOT"/man/*.[17]; do
+		run sh -c "mandoc -T ascii '$m' | col -b | grep -oE '(^|[ (\[])-[a-zA-Z][a-zA-Z]+' | grep -vx ' -Kd'"
+		assert_output ''
+	done
+}
+
+@test "make demo prints no escape codes when stdout is not a terminal" {
+	"$ROOT/scripts/demo" >"$T/out" 2>&1
+	grep -q 'The nearby join' "$T/out"
+	run grep -c $'\033' "$T/out"
+	assert_output 0
+}
+
 @test "each tool's -h prints the SYNOPSIS of its man page" {
 	for m in "$ROOT"/man/ss-*.1; do
 		tool=$(basename "$m" .1)
