@@ -8,6 +8,7 @@
 
 #include "asof.h"
 #include "diag.h"
+#include "help.h"
 #include "ndjson.h"
 #include "sstime.h"
 
@@ -26,6 +27,36 @@ static const char usage[] =
 	"               [--on-error fail|skip|dead-letter=FILE]\n"
 	"               [--ts-unit s|ms|us|ns] LEFT RIGHT\n"
 	"       ss-asof --left-topic TOPIC --right-topic TOPIC [option ...] INPUT\n";
+
+static const struct ss_help_opt options[] = {
+	{"--on EXPR", "event time of both sides (jq): a number or RFC 3339"},
+	{"--left-on, --right-on EXPR", "event time per side"},
+	{"--by EXPR", "equality key of both sides (jq), any JSON value"},
+	{"--left-by, --right-by EXPR", "key per side"},
+	{"--direction DIR", "backward (default, at or before), forward, nearest"},
+	{"--strict", "a right record at exactly the left time does not match"},
+	{"--tolerance DURATION", "match only a right record at most that far away"},
+	{"--inner", "drop left records without a match (not right: null)"},
+	{"--emit MODE", "late right records: defer (default), eager, revise"},
+	{"--grace DURATION", "how far out of order the right stream may run (0)"},
+	{"--max-delay DURATION", "defer: write a held record after this wall-clock delay"},
+	{"--idle DURATION", "a caught-up silent right partition stops holding (30s)"},
+	{"--right-partitions N", "right partitions to wait for (writer does not say)"},
+	{"--right-end finish|exit", "right input ended early: answer held records, or keep"},
+	{"--right-end-file FILE", "bounded runs: the right side's end, told in FILE"},
+	{"--allow-empty-right", "a right input without records is not an error (exit 1)"},
+	{"--retain DURATION", "bound the right history; results it touches: \"expired\""},
+	{"--select EXPR", "reshape each output object (jq)"},
+	{"--state DB", "state in DB: a restart continues, skips replays"},
+	{"--state-dir DIR", "one state file per partition (consumer groups)"},
+	{"--acks FILE", "keep results until ss-produce --acks FILE has them"},
+	{"--left-topic, --right-topic T", "one INPUT of both topics, split by topic"},
+	{"--late-file FILE", "append late right records to FILE"},
+	{"--on-error POLICY", "a bad record: fail (default), skip, dead-letter=FILE"},
+	{"--ts-unit s|ms|us|ns", "unit of numeric event times (default s)"},
+	{"-h, --help", "this help"},
+	{NULL, NULL},
+};
 
 enum {
 	OPT_ON = 256, OPT_LEFT_ON, OPT_RIGHT_ON, OPT_BY, OPT_LEFT_BY, OPT_RIGHT_BY, OPT_DIRECTION,
@@ -164,7 +195,7 @@ main(int argc, char **argv)
 			if (!ss_tsunit_parse(optarg, &o.unit))
 				ss_diag_usage_error(usage, "--ts-unit: expected s, ms, us or ns, not '%s'", optarg);
 			break;
-		case 'h': fputs(usage, stdout); return SS_EXIT_OK;
+		case 'h': ss_help(usage, options); return SS_EXIT_OK;
 		default: ss_diag_usage_error(usage, "unknown option");
 		}
 	}

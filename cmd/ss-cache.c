@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "diag.h"
+#include "help.h"
 #include "envelope.h"
 #include "expr.h"
 #include "keyenc.h"
@@ -27,6 +28,28 @@ static const char usage[] =
 	"       ss-cache DB stats\n"
 	"       ss-cache --state-dir DIR put | get | del | scan | stats ...\n"
 	"       ss-cache -h\n";
+
+static const struct ss_help_opt options[] = {
+	{NULL, "put: records on stdin into DB"},
+	{"--key EXPR", "the key (jq; default .key)"},
+	{"--value EXPR", "the value (default: the whole record, byte for byte)"},
+	{"--tee", "pass each record on to stdout once committed"},
+	{"--retain-count N", "keep only the last N entries"},
+	{"--retain-age DURATION", "drop entries whose time key is older than this"},
+	{"--ts-unit UNIT", "unit of numeric times for --retain-age: s, ms, us, ns"},
+	{"--on-error POLICY", "a bad record: fail (default), skip, dead-letter=FILE"},
+	{NULL, "get, del: KEY... are JSON values (quote strings: '\"s17\"')"},
+	{NULL, "scan: in key order"},
+	{"--from KEY, --to KEY", "inclusive bounds"},
+	{"--prefix KEY", "only keys that extend this array or string"},
+	{"--backwards", "from the last key down"},
+	{"--limit N", "stop after N entries"},
+	{"--keys, --values", "print only the keys, or only the values"},
+	{NULL, "any command:"},
+	{"--state-dir DIR", "one state file per topic-partition in DIR, not DB"},
+	{"-h, --help", "this help"},
+	{NULL, NULL},
+};
 
 /* The state: one DB file, or a directory of one file per topic-partition. */
 struct state {
@@ -285,7 +308,7 @@ cmd_put(struct state *state, int argc, char **argv)
 			if (!ss_errpolicy_parse(&p->onerror, optarg))
 				ss_diag_usage_error(usage, "--on-error: want fail, skip or dead-letter=FILE: %s", optarg);
 			break;
-		case 'h': fputs(usage, stdout); return SS_EXIT_OK;
+		case 'h': ss_help(usage, options); return SS_EXIT_OK;
 		default: ss_diag_usage_error(usage, "put: bad option");
 		}
 	}
@@ -353,7 +376,7 @@ no_options(int argc, char **argv, const char *cmd)
 {
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-			fputs(usage, stdout);
+			ss_help(usage, options);
 			exit(SS_EXIT_OK);
 		}
 	}
@@ -535,7 +558,7 @@ cmd_scan(struct state *st, int argc, char **argv)
 				ss_diag_usage_error(usage, "--keys and --values exclude each other");
 			show = c == 'K' ? SHOW_KEYS : SHOW_VALUES;
 			break;
-		case 'h': fputs(usage, stdout); return SS_EXIT_OK;
+		case 'h': ss_help(usage, options); return SS_EXIT_OK;
 		default: ss_diag_usage_error(usage, "scan: bad option");
 		}
 	}
@@ -583,7 +606,7 @@ static int
 cmd_stats(struct state *st, int argc, char **argv)
 {
 	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-		fputs(usage, stdout);
+		ss_help(usage, options);
 		return SS_EXIT_OK;
 	}
 	if (argc > 1)
@@ -622,7 +645,7 @@ main(int argc, char **argv)
 
 	ss_diag_init("ss-cache");
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-		fputs(usage, stdout);
+		ss_help(usage, options);
 		return SS_EXIT_OK;
 	}
 	struct state st = {0};

@@ -7,6 +7,7 @@
 
 #include "consume.h"
 #include "diag.h"
+#include "help.h"
 #include "inspect.h"
 #include "kcat.h"
 #include "sstime.h"
@@ -23,6 +24,31 @@ static const char usage[] =
     "       ss-consume --offsets-at time [-b brokers] [--timeout duration] [-X prop=val]...\n"
     "                  [-F file]... [topic...]\n"
     "       ss-consume -h\n";
+
+static const struct ss_help_opt options[] = {
+	{"-b, --brokers BROKERS", "bootstrap brokers, host:port[,host:port...]"},
+	{"-G, --group GROUP", "consume as a member of this consumer group"},
+	{"-p, --partitions LIST", "only these partitions (0,2-3)"},
+	{"-o, --offset OFFSET", "start: beginning, end, stored, N, -N (last N), @TIME"},
+	{"-e, --exit", "exit at the end offsets of when the run started"},
+	{"-c, --count N", "exit after N records"},
+	{"--from TIME", "start each partition at its first record >= TIME"},
+	{"--until TIME", "stop each partition before its first record > TIME"},
+	{"--offsets-from PATH", "resume after what the state file or directory applied"},
+	{"--checkpoint DB:NAME", "seek and pause as ss-checkpoint asks"},
+	{"--end-file FILE", "remove FILE when every partition reached its end"},
+	{"--key-format FMT", "how keys are decoded: auto, json, string, base64"},
+	{"--value-format FMT", "how values are decoded: auto, json, string, base64"},
+	{"--timeout DURATION", "how long the brokers may take to answer at start"},
+	{"--progress", "a live line on stderr (records, rate, lag)"},
+	{"-X PROP=VAL", "a librdkafka property"},
+	{"-F FILE", "read librdkafka properties from FILE"},
+	{"-L, --list", "the cluster's brokers and topics"},
+	{"--lag", "with -G: per partition committed, high, lag, owner"},
+	{"--offsets-at TIME", "each partition's offset for TIME"},
+	{"-h, --help", "this help"},
+	{NULL, NULL},
+};
 
 enum {
 	OPT_FROM = 256, OPT_UNTIL, OPT_OFFSETS_FROM, OPT_CHECKPOINT, OPT_KEY_FORMAT,
@@ -196,7 +222,7 @@ main(int argc, char **argv)
 			at_ms = time_ms("--offsets-at", optarg[0] == '@' ? optarg + 1 : optarg);
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			ss_help(usage, options);
 			return 0;
 		default:
 			ss_diag_usage_error(usage, "unknown option");

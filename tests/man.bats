@@ -2,6 +2,7 @@
 # Every EXAMPLES block of every man page runs as written: "$ command" lines run in a
 # scratch directory (stderr joined to stdout), the lines after them are the expected output.
 load helpers
+bats_require_minimum_version 1.5.0
 
 # examples PAGE: the literal blocks of the EXAMPLES section, "\e" unescaped.
 examples() {
@@ -114,5 +115,60 @@ run_examples() {
 		for opt in $(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh DESCRIPTION/p' "$m" | grep -o 'Fl -[a-z-]*' | sed 's/Fl //' | sort -u); do
 			[[ "$output" == *"$opt"* ]] || { echo "$tool -h lacks $opt" >&2; return 1; }
 		done
+	done
+}
+
+# options_of PAGE: every flag an .It Fl line of the page's OPTIONS section documents
+# (the whole page when it has none, as ss-cache(1)), one a line, with its dashes.
+options_of() {
+	awk '/^\.Sh OPTIONS/ {o=1} /^\.Sh / && !/OPTIONS/ {if (o) exit} o' "$1" >"$T/opts"
+	[ -s "$T/opts" ] || cp "$1" "$T/opts"
+	grep '^\.It Fl' "$T/opts" | grep -o 'Fl [^ ]*' | sed 's/^Fl /-/' | sort -u
+}
+
+# help_flags TOOL: the flags of the option lines of TOOL -h
+help_flags() {
+	"$1" -h | grep '^  -' | sed 's/^  //; s/  .*//' | grep -oE '(^|[ ,])-[-a-zA-Z]+' | tr -d ' ,' | sort -u
+}
+
+@test "each tool's -h has one line per option of its page, and names the page" {
+	for m in "$ROOT"/man/ss-*.1; do
+		tool=$(basename "$m" .1)
+		run "$tool" -h
+		assert_success
+		assert_line --partial "man $tool"
+		# no line of the option list is wrapped
+		run sh -c "'$tool' -h | sed -n '/^options:/,\$p' | awk 'length > 80'"
+		assert_output ''
+		help_flags "$tool" >"$T/help"
+		for opt in $(options_of "$m"); do
+			grep -qx -- "$opt" "$T/help" || { echo "$tool -h lacks a line for $opt" >&2; return 1; }
+		done
+		# and the other way round (git's t0450): every option of -h is on the page
+		for opt in $(cat "$T/help"); do
+			grep -q "Fl ${opt#-}\b" "$m" || { echo "$tool -h has $opt, its page does not" >&2; return 1; }
+		done
+	done
+}
+
+@test "misuse: the reason and the usage on stderr, exit 2, nothing on stdout" {
+	for m in "$ROOT"/man/ss-*.1; do
+		tool=$(basename "$m" .1)
+		run --separate-stderr "$tool" --no-such-option x y
+		[ "$status" -eq 2 ] || { echo "$tool: exit $status" >&2; return 1; }
+		[ -z "$output" ] || { echo "$tool wrote to stdout: $output" >&2; return 1; }
+		[[ "${stderr_lines[0]}" == "$tool: "* ]] || { echo "$tool: $stderr" >&2; return 1; }
+		[[ "$stderr" == *"usage: $tool"* ]] || { echo "$tool: no usage: $stderr" >&2; return 1; }
+	done
+}
+
+@test "make install puts the pages where man finds them (MANPATH)" {
+	make -s -C "$ROOT" install PREFIX=/usr DESTDIR="$T/root" >/dev/null
+	run env MANPATH="$T/root/usr/share/man" man -w ss-asof
+	assert_output "$T/root/usr/share/man/man1/ss-asof.1"
+	run env MANPATH="$T/root/usr/share/man" man -w 7 ss
+	assert_output "$T/root/usr/share/man/man7/ss.7"
+	for m in "$ROOT"/man/ss-*.1; do
+		[ -f "$T/root/usr/share/man/man1/$(basename "$m")" ]
 	done
 }
