@@ -21,7 +21,7 @@
 static const char usage[] =
 	"usage: ss-cache DB put [--key EXPR] [--value EXPR] [--tee] [--retain-count N]\n"
 	"                [--retain-age DURATION] [--ts-unit UNIT] [--on-error POLICY]\n"
-	"       ss-cache DB get KEY...\n"
+	"       ss-cache DB get [--json] KEY...\n"
 	"       ss-cache DB del KEY...\n"
 	"       ss-cache DB scan [--from KEY] [--to KEY] [--prefix KEY] [--backwards]\n"
 	"                [--limit N] [--keys | --values]\n"
@@ -39,6 +39,7 @@ static const struct ss_help_opt options[] = {
 	{"--ts-unit UNIT", "unit of numeric times for --retain-age: s, ms, us, ns"},
 	{"--on-error POLICY", "a bad record: fail (default), skip, dead-letter=FILE"},
 	{NULL, "get, del: KEY... are JSON values (quote strings: '\"s17\"')"},
+	{"--json", "get: {\"key\":K,\"value\":V} or {\"key\":K,\"missing\":true}"},
 	{NULL, "scan: in key order"},
 	{"--from KEY, --to KEY", "inclusive bounds"},
 	{"--prefix KEY", "only keys that extend this array or string"},
@@ -384,28 +385,67 @@ no_options(int argc, char **argv, const char *cmd)
 		ss_diag_usage_error(usage, "%s: no KEY given", cmd);
 }
 
-/* Print the key's value from every store that has it; false when none has. */
+/* get --json: one line per key and value, {"key":K,"value":V}, or {"key":K,"missing":true}. */
+static void
+put_paired(ss_writer *out, jv k, const char *v)
+{
+	jv text = jv_dump_string(jv_copy(k), 0);
+
+	ss_writer_puts(out, "{\"key\":");
+	ss_writer_puts(out, jv_string_value(text));
+	ss_writer_puts(out, v ? ",\"value\":" : ",\"missing\":true");
+	if (v)
+		ss_writer_puts(out, v);
+	ss_writer_puts(out, "}\n");
+	jv_free(text);
+}
+
+/* Print the key's value from every store that has it (paired with the key under
+ * --json, and a "missing" line when none has); false when none has. */
 static bool
-get_one(struct state *st, jv k, ss_writer *out)
+get_one(struct state *st, jv k, bool json, ss_writer *out)
 {
 	bool found = false;
 
 	for (size_t i = 0; i < state_count(st); i++) {
 		char *v = ss_store_get(state_at(st, i), k);
-		if (v) {
+		if (v && json)
+			put_paired(out, k, v);
+		else if (v) {
 			ss_writer_puts(out, v);
 			ss_writer_putc(out, '\n');
-			free(v);
-			found = true;
 		}
+		found |= v != NULL;
+		free(v);
 	}
+	if (!found && json)
+		put_paired(out, k, NULL);
 	return found;
+}
+
+/* Take --json out of get's arguments (no KEY is spelled so: it is not JSON). */
+static bool
+take_json_flag(int *argc, char **argv)
+{
+	bool json = false;
+	int n = 0;
+
+	for (int i = 0; i < *argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = true;
+		else
+			argv[n++] = argv[i];
+	}
+	*argc = n;
+	return json;
 }
 
 static int
 cmd_get(struct state *st, int argc, char **argv)
 {
-	no_options(--argc, ++argv, "get");
+	argc--, argv++;
+	bool json = take_json_flag(&argc, argv);
+	no_options(argc, argv, "get");
 	jv keys = parse_key_args(argc, argv, "get");
 	state_open(st, SS_STORE_READONLY);
 	ss_writer *out = ss_writer_new(1, "<stdout>");
@@ -413,7 +453,7 @@ cmd_get(struct state *st, int argc, char **argv)
 
 	for (int i = 0; i < argc; i++) {
 		jv k = jv_array_get(jv_copy(keys), i);
-		if (!get_one(st, k, out)) {
+		if (!get_one(st, k, json, out)) {
 			ss_diag_warn("%s: no such key", argv[i]);
 			missing++;
 		}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # ss-cache: the ordered state store (Slipstream's Cache) as a tool.
 load helpers
+bats_require_minimum_version 1.5.0
 
 weather() { printf '%s\n' \
 	'{"timestamp":"2023-01-01T10:00:00Z","value":"🌞"}' \
@@ -398,4 +399,18 @@ for i in range(2000000):
 @test "--state-dir: a record without an envelope is a data error" {
 	test_must_fail 1 sh -c "echo '{\"key\":1}' | ss-cache --state-dir '$T/dir' put"
 	assert_output --partial '<stdin>:1: --state-dir: record has no envelope'
+}
+
+@test "get --json pairs each key with its value and says which are missing, in the order given" {
+	printf '%s\n' '{"key":"k1","v":1}' '{"key":["k",3],"v":3}' | ss-cache "$T/st.db" put
+	run --separate-stderr ss-cache "$T/st.db" get --json '"k1"' '"nope"' '["k", 3]'
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = '{"key":"k1","value":{"key":"k1","v":1}}' ]
+	[ "${lines[1]}" = '{"key":"nope","missing":true}' ]
+	[ "${lines[2]}" = '{"key":["k",3],"value":{"key":["k",3],"v":3}}' ]
+	[ "${#lines[@]}" -eq 3 ]
+	[[ "$stderr" == *'"nope": no such key'* ]]
+	run ss-cache "$T/st.db" get '"k1"' --json
+	assert_success
+	assert_output '{"key":"k1","value":{"key":"k1","v":1}}'
 }
