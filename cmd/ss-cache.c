@@ -10,6 +10,7 @@
 #include "buf.h"
 #include "diag.h"
 #include "help.h"
+#include "progress.h"
 #include "envelope.h"
 #include "expr.h"
 #include "keyenc.h"
@@ -21,6 +22,7 @@
 static const char usage[] =
 	"usage: ss-cache DB put [--key EXPR] [--value EXPR] [--tee] [--retain-count N]\n"
 	"                [--retain-age DURATION] [--ts-unit UNIT] [--on-error POLICY]\n"
+	"                [--progress | --no-progress]\n"
 	"       ss-cache DB get [--json] KEY...\n"
 	"       ss-cache DB del KEY...\n"
 	"       ss-cache DB scan [--from KEY] [--to KEY] [--prefix KEY] [--backwards]\n"
@@ -38,6 +40,8 @@ static const struct ss_help_opt options[] = {
 	{"--retain-age DURATION", "drop entries whose time key is older than this"},
 	{"--ts-unit UNIT", "unit of numeric times for --retain-age: s, ms, us, ns"},
 	{"--on-error POLICY", "a bad record: fail (default), skip, dead-letter=FILE"},
+	{"--progress", "a live line on stderr, even when it is not a terminal"},
+	{"--no-progress", "no live line, even on a terminal"},
 	{NULL, "get, del: KEY... are JSON values (quote strings: '\"s17\"')"},
 	{"--json", "get: {\"key\":K,\"value\":V} or {\"key\":K,\"missing\":true}"},
 	{NULL, "scan: in key order"},
@@ -271,6 +275,23 @@ put_record(struct put *p, const char *line, size_t len)
 		commit(p);
 }
 
+/* Every record of stdin into the store; the live line counts them and, for a regular
+ * file, the bytes read of its size. */
+static void
+read_all(struct put *p, ss_progress *progress)
+{
+	int64_t size = ss_progress_file_size(ss_reader_fd(p->in)), nrecords = 0;
+	const char *line;
+	size_t len;
+
+	while (ss_reader_next(p->in, &line, &len)) {
+		if (!ss_ndjson_blank(line, len))
+			put_record(p, line, len);
+		ss_progress_update(progress, ++nrecords, (int64_t)(ss_reader_offset(p->in) + len), size);
+	}
+	ss_progress_end(progress);
+}
+
 static int
 cmd_put(struct state *state, int argc, char **argv)
 {
@@ -279,8 +300,10 @@ cmd_put(struct state *state, int argc, char **argv)
 		{"tee", no_argument, NULL, 't'},        {"retain-count", required_argument, NULL, 'c'},
 		{"retain-age", required_argument, NULL, 'a'}, {"ts-unit", required_argument, NULL, 'u'},
 		{"on-error", required_argument, NULL, 'e'}, {"help", no_argument, NULL, 'h'},
+		{"progress", no_argument, NULL, 'P'}, {"no-progress", no_argument, NULL, 'N'},
 		{NULL, 0, NULL, 0}};
 	const char *key = ".key", *value = NULL, *unit_arg = NULL;
+	enum ss_progress_mode progress = SS_PROGRESS_AUTO;
 	struct put *p = &P;
 	int c;
 	char *end;
@@ -309,6 +332,8 @@ cmd_put(struct state *state, int argc, char **argv)
 			if (!ss_errpolicy_parse(&p->onerror, optarg))
 				ss_diag_usage_error(usage, "--on-error: want fail, skip or dead-letter=FILE: %s", optarg);
 			break;
+		case 'P': progress = SS_PROGRESS_ON; break;
+		case 'N': progress = SS_PROGRESS_OFF; break;
 		case 'h': ss_help(usage, options); return SS_EXIT_OK;
 		default: ss_diag_usage_error(usage, "put: bad option");
 		}
@@ -330,11 +355,7 @@ cmd_put(struct state *state, int argc, char **argv)
 	ss_reader_set_idle(p->in, idle, p);
 	atexit(finish);
 
-	const char *line;
-	size_t len;
-	while (ss_reader_next(p->in, &line, &len))
-		if (!ss_ndjson_blank(line, len))
-			put_record(p, line, len);
+	read_all(p, ss_progress_new(progress));
 	finish();
 	ss_reader_free(p->in);
 	ss_expr_free(p->key);

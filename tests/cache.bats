@@ -414,3 +414,25 @@ for i in range(2000000):
 	assert_success
 	assert_output '{"key":"k1","value":{"key":"k1","v":1}}'
 }
+
+@test "put: a live line on a terminal (records, rate, share, time left), taken back at the end" {
+	seq 400000 | awk '{printf "{\"key\":%d,\"v\":\"xxxxxxxxxxxxxxxxxxxxxxxx\"}\n", $1}' >"$T/in"
+	on_tty "ss-cache '$T/st.db' put <'$T/in'" >"$T/tty"
+	grep -aqE 'ss-cache: [0-9]+ records, [0-9]+/s, [0-9]+%, [0-9hms]+ left' "$T/tty"
+	# the last thing on the terminal takes the line back
+	[ "$(tail -c 4 "$T/tty" | od -An -c | tr -d ' ')" = '\r033[K' ]
+	[ "$(ss-cache "$T/st.db" stats | jq .keys)" -eq 400000 ]
+	# a pipe: records and rate, no share
+	on_tty "(echo '{\"key\":1}'; sleep 0.6; echo '{\"key\":2}') | ss-cache '$T/st2.db' put" >"$T/tty2"
+	grep -aqE 'ss-cache: 2 records, [0-9]+/s.\[K' "$T/tty2"
+	# --no-progress: nothing on the terminal
+	on_tty "(echo '{\"key\":1}'; sleep 0.6; echo '{\"key\":2}') | ss-cache '$T/st3.db' put --no-progress" >"$T/tty3"
+	[ ! -s "$T/tty3" ]
+}
+
+@test "put: no live line when stderr is not a terminal, unless --progress" {
+	(echo '{"key":1}'; sleep 0.6; echo '{"key":2}') | ss-cache "$T/st.db" put 2>"$T/err"
+	[ ! -s "$T/err" ]
+	(echo '{"key":1}'; sleep 0.6; echo '{"key":2}') | ss-cache "$T/st2.db" put --progress 2>"$T/err2"
+	grep -aq 'ss-cache: 2 records' "$T/err2"
+}
