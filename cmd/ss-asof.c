@@ -25,7 +25,7 @@ static const char usage[] =
 	"               [--retain DURATION] [--select EXPR]\n"
 	"               [--state DB | --state-dir DIR] [--acks FILE] [--late-file FILE]\n"
 	"               [--on-error fail|skip|dead-letter=FILE]\n"
-	"               [--ts-unit s|ms|us|ns] LEFT RIGHT\n"
+	"               [--ts-unit s|ms|us|ns] [--progress | --no-progress] LEFT RIGHT\n"
 	"       ss-asof --left-topic TOPIC --right-topic TOPIC [option ...] INPUT\n";
 
 static const struct ss_help_opt options[] = {
@@ -54,6 +54,8 @@ static const struct ss_help_opt options[] = {
 	{"--late-file FILE", "append late right records to FILE"},
 	{"--on-error POLICY", "a bad record: fail (default), skip, dead-letter=FILE"},
 	{"--ts-unit s|ms|us|ns", "unit of numeric event times (default s)"},
+	{"--progress", "a live line on stderr, even off a terminal or over pipes"},
+	{"--no-progress", "no live line (default: on a terminal, over two files)"},
 	{"-h, --help", "this help"},
 	{NULL, NULL},
 };
@@ -62,7 +64,7 @@ enum {
 	OPT_ON = 256, OPT_LEFT_ON, OPT_RIGHT_ON, OPT_BY, OPT_LEFT_BY, OPT_RIGHT_BY, OPT_DIRECTION,
 	OPT_STRICT, OPT_TOLERANCE, OPT_INNER, OPT_EMIT, OPT_GRACE, OPT_SELECT, OPT_STATE, OPT_STATE_DIR,
 	OPT_RETAIN, OPT_MAX_DELAY, OPT_IDLE, OPT_RIGHT_PARTITIONS, OPT_LATE_FILE, OPT_ON_ERROR, OPT_TS_UNIT, OPT_LEFT_TOPIC, OPT_RIGHT_TOPIC, OPT_RIGHT_END,
-	OPT_ACKS, OPT_RIGHT_END_FILE, OPT_ALLOW_EMPTY_RIGHT,
+	OPT_ACKS, OPT_RIGHT_END_FILE, OPT_ALLOW_EMPTY_RIGHT, OPT_PROGRESS, OPT_NO_PROGRESS,
 };
 
 static const struct option longopts[] = {
@@ -94,6 +96,8 @@ static const struct option longopts[] = {
 	{"right-topic", required_argument, NULL, OPT_RIGHT_TOPIC},
 	{"on-error", required_argument, NULL, OPT_ON_ERROR},
 	{"ts-unit", required_argument, NULL, OPT_TS_UNIT},
+	{"progress", no_argument, NULL, OPT_PROGRESS},
+	{"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -195,6 +199,8 @@ main(int argc, char **argv)
 			if (!ss_tsunit_parse(optarg, &o.unit))
 				ss_diag_usage_error(usage, "--ts-unit: expected s, ms, us or ns, not '%s'", optarg);
 			break;
+		case OPT_PROGRESS: o.progress = SS_PROGRESS_ON; break;
+		case OPT_NO_PROGRESS: o.progress = SS_PROGRESS_OFF; break;
 		case 'h': ss_help(usage, options); return SS_EXIT_OK;
 		default: ss_diag_usage_error(usage, "unknown option");
 		}

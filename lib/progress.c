@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,6 +16,8 @@ enum { REDRAW_MS = 250 };
 
 struct ss_progress {
 	int64_t start_ms, next_ms;
+	int tty;     /* the terminal opened anew, for the lock; -1 when not a terminal */
+	bool owner;  /* holds the terminal's lock: draws */
 };
 
 static bool drawn; /* a line is on the terminal: a message takes it back first */
@@ -33,7 +37,7 @@ now_ms(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts); /* a few ns: called per record */
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
@@ -51,6 +55,11 @@ ss_progress_new(enum ss_progress_mode mode)
 	ss_progress *p = ss_xmalloc(sizeof *p);
 	p->start_ms = now_ms();
 	p->next_ms = p->start_ms + REDRAW_MS;
+	p->owner = false;
+	p->tty = -1;
+	const char *name = isatty(2) ? ttyname(2) : NULL;
+	if (name != NULL)
+		p->tty = open(name, O_RDONLY | O_NOCTTY | O_CLOEXEC);
 	ss_diag_on_message(take_back);
 	return p;
 }
@@ -86,6 +95,17 @@ ss_progress_format(char *buf, size_t size, int64_t records, int64_t done, int64_
 	snprintf(buf + n, size - (size_t)n, ", %s left", left);
 }
 
+/* The tools of one pipeline share a terminal: the one that holds its lock (an flock on
+ * the terminal opened anew, so not shared with the others) draws, the others keep quiet
+ * and try again at their next redraw. Not a terminal (--progress): no lock. */
+static bool
+owns_terminal(ss_progress *p)
+{
+	if (!p->owner)
+		p->owner = p->tty < 0 || flock(p->tty, LOCK_EX | LOCK_NB) == 0;
+	return p->owner;
+}
+
 void
 ss_progress_update(ss_progress *p, int64_t records, int64_t done, int64_t total)
 {
@@ -94,11 +114,13 @@ ss_progress_update(ss_progress *p, int64_t records, int64_t done, int64_t total)
 
 	if (p == NULL || (now = now_ms()) < p->next_ms)
 		return;
+	p->next_ms = now + REDRAW_MS;
+	if (!owns_terminal(p))
+		return;
 	ss_progress_format(line, sizeof line, records, done, total, now - p->start_ms);
 	fprintf(stderr, "\r%s: %s\033[K", ss_diag_tool(), line);
 	fflush(stderr);
 	drawn = true;
-	p->next_ms = now + REDRAW_MS;
 }
 
 void
@@ -108,6 +130,8 @@ ss_progress_end(ss_progress *p)
 		return;
 	take_back();
 	ss_diag_on_message(NULL);
+	if (p->tty >= 0)
+		close(p->tty); /* and the lock with it */
 	free(p);
 }
 

@@ -1,7 +1,9 @@
 /* progress: a live line on stderr for long work, as a person at a terminal wants it:
  *   ss-asof: 1234567 records, 250000/s, 42%, 12s left
  * redrawn at most 4 times a second, taken back at the end. Shown when stderr is a
- * terminal (never otherwise) unless --progress or --no-progress forces the choice. */
+ * terminal (never otherwise) unless --progress or --no-progress forces the choice.
+ * Of the tools of a pipeline that share a terminal, one draws at a time (the first to
+ * take the terminal's lock); the others keep quiet until it is done. */
 #ifndef SS_PROGRESS_H
 #define SS_PROGRESS_H
 #include <stdbool.h>

@@ -599,3 +599,28 @@ with open("'"$T"'/l", "w") as l, open("'"$T"'/r", "w") as r:
 	printf '%s\n' '{"t":1672567200000000}' | ss-checkpoint "$T/c.db" heartbeat a b --ts .t >/dev/null 2>"$T/err" || true
 	grep -q 'if it counts microseconds, use --ts-unit us' "$T/err"
 }
+
+@test "over two files on a terminal: a live line (records, rate, share, time left), taken back; none in a file" {
+	python3 -c '
+for i in range(400000): print("{\"t\":%d,\"s\":\"s%d\",\"v\":\"left-xxxxxxxxxx\"}" % (i * 2, i % 100))' >"$T/l"
+	python3 -c '
+for i in range(400000): print("{\"t\":%d,\"s\":\"s%d\",\"w\":\"right-yyyyyyyy\"}" % (i * 2 + 1, i % 100))' >"$T/r"
+	on_tty "ss-asof '$T/l' '$T/r' --on .t --by .s >'$T/out'" >"$T/tty"
+	grep -aqE 'ss-asof: [0-9]+ records, [0-9]+/s, [0-9]+%, [0-9hms]+ left' "$T/tty"
+	[ "$(tail -c 4 "$T/tty" | od -An -c | tr -d ' ')" = '\r033[K' ]
+	[ "$(wc -l <"$T/out")" -eq 400000 ]
+	# stderr a file: nothing; --progress: the line even there; --no-progress on a terminal: nothing
+	ss-asof "$T/l" "$T/r" --on .t --by .s 2>"$T/err" >/dev/null
+	[ ! -s "$T/err" ]
+	on_tty "ss-asof '$T/l' '$T/r' --on .t --by .s --no-progress >/dev/null" >"$T/tty2"
+	[ ! -s "$T/tty2" ]
+	(sleep 0.6; echo '{"t":5}') | ss-asof - "$T/r" --on .t --progress 2>"$T/err2" >/dev/null
+	grep -aq 'ss-asof: ' "$T/err2"
+}
+
+@test "over pipes on a terminal: no live line unless --progress (their writers show theirs)" {
+	on_tty "(echo '{\"t\":1}'; sleep 0.6; echo '{\"t\":2}') | ss-asof - <(echo '{\"t\":0}') --on .t >/dev/null" >"$T/tty"
+	[ ! -s "$T/tty" ]
+	on_tty "(echo '{\"t\":1}'; sleep 0.6; echo '{\"t\":2}') | ss-asof --progress - <(echo '{\"t\":0}') --on .t >/dev/null" >"$T/tty2"
+	grep -aqE 'ss-asof: [0-9]+ records, [0-9]+/s.\[K' "$T/tty2"
+}
