@@ -54,8 +54,8 @@ static const struct ss_help_opt options[] = {
 	{"--late-file FILE", "append late right records to FILE"},
 	{"--on-error POLICY", "a bad record: fail (default), skip, dead-letter=FILE"},
 	{"--ts-unit s|ms|us|ns", "unit of numeric event times (default s)"},
-	{"--progress", "a live line on stderr, even off a terminal or over pipes"},
-	{"--no-progress", "no live line (default: on a terminal, over two files)"},
+	{"--progress", "a live line on stderr, even off a terminal, over pipes"},
+	{"--no-progress", "none (default: a line on a terminal, over two files)"},
 	{"-h, --help", "this help"},
 	{NULL, NULL},
 };
