@@ -355,7 +355,7 @@ cmd_put(struct state *state, int argc, char **argv)
 	ss_reader_set_idle(p->in, idle, p);
 	atexit(finish);
 
-	read_all(p, ss_progress_new(progress));
+	read_all(p, ss_progress_new(progress, p->tee ? 1 : -1));
 	finish();
 	ss_reader_free(p->in);
 	ss_expr_free(p->key);

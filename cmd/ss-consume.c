@@ -16,7 +16,7 @@ static const char usage[] =
     "usage: ss-consume [-e] [-b brokers] [-G group] [-p partitions] [-o offset] [-c count]\n"
     "                  [--from time] [--until time] [--offsets-from path] [--checkpoint db:name]\n"
     "                  [--end-file file] [--key-format fmt] [--value-format fmt]\n"
-    "                  [--timeout duration] [--progress]\n"
+    "                  [--timeout duration] [--progress | --no-progress]\n"
     "                  [-X prop=val]... [-F file]... topic...\n"
     "       ss-consume -L [-b brokers] [--timeout duration] [-X prop=val]... [-F file]... [topic...]\n"
     "       ss-consume -G group --lag [-b brokers] [--timeout duration] [-X prop=val]... [-F file]...\n"
@@ -40,7 +40,8 @@ static const struct ss_help_opt options[] = {
 	{"--key-format FMT", "how keys are decoded: auto, json, string, base64"},
 	{"--value-format FMT", "how values are decoded: auto, json, string, base64"},
 	{"--timeout DURATION", "how long the brokers may take to answer at start"},
-	{"--progress", "a live line on stderr (records, rate, lag)"},
+	{"--progress", "a live line on stderr, even off a terminal, without -e"},
+	{"--no-progress", "none (default: a line with -e on a terminal)"},
 	{"-X PROP=VAL", "a librdkafka property"},
 	{"-F FILE", "read librdkafka properties from FILE"},
 	{"-L, --list", "the cluster's brokers and topics"},
@@ -52,7 +53,7 @@ static const struct ss_help_opt options[] = {
 
 enum {
 	OPT_FROM = 256, OPT_UNTIL, OPT_OFFSETS_FROM, OPT_CHECKPOINT, OPT_KEY_FORMAT,
-	OPT_VALUE_FORMAT, OPT_TIMEOUT, OPT_PROGRESS, OPT_END_FILE, OPT_LAG, OPT_OFFSETS_AT,
+	OPT_VALUE_FORMAT, OPT_TIMEOUT, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_END_FILE, OPT_LAG, OPT_OFFSETS_AT,
 };
 
 /* The questions about the cluster (-L, --lag, --offsets-at) instead of a read. */
@@ -74,6 +75,7 @@ static const struct option longopts[] = {
 	{"value-format", required_argument, NULL, OPT_VALUE_FORMAT},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
 	{"progress", no_argument, NULL, OPT_PROGRESS},
+	{"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
 	{"list", no_argument, NULL, 'L'},
 	{"lag", no_argument, NULL, OPT_LAG},
 	{"offsets-at", required_argument, NULL, OPT_OFFSETS_AT},
@@ -120,7 +122,7 @@ inspect(const struct ss_consume_opts *o, enum mode mode, int64_t at_ms, char **t
 
 	if (o->exit_at_end || o->count >= 0 || o->start_given || o->npstarts > 0 || o->npartitions > 0 ||
 	    o->from_set || o->until_set || o->offsets_from != NULL || o->checkpoint_db != NULL ||
-	    o->end_file != NULL || o->progress)
+	    o->end_file != NULL || o->progress != SS_PROGRESS_AUTO)
 		ss_diag_usage_error(usage, "-L, --lag and --offsets-at read no records: "
 					   "no -e, -c, -o, -p, --from, --until, --offsets-from, --checkpoint, "
 					   "--end-file or --progress");
@@ -208,8 +210,11 @@ main(int argc, char **argv)
 		case OPT_TIMEOUT:
 			ss_kopts_set_timeout(&o.k, optarg, usage);
 			break;
+		case OPT_NO_PROGRESS:
+			o.progress = SS_PROGRESS_OFF;
+			break;
 		case OPT_PROGRESS:
-			o.progress = isatty(2);
+			o.progress = SS_PROGRESS_ON;
 			break;
 		case 'L':
 			set_mode(&mode, LIST);

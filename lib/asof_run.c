@@ -473,7 +473,7 @@ start_progress(ss_asof *j, ss_reader *l, ss_reader *r)
 	j->in_size = ls >= 0 && rs >= 0 ? ls + rs : -1;
 	if (mode == SS_PROGRESS_AUTO && j->in_size < 0)
 		mode = SS_PROGRESS_OFF; /* a pipe: its writer (ss-consume) shows its own */
-	j->progress = ss_progress_new(mode);
+	j->progress = ss_progress_new(mode, 1);
 }
 
 int

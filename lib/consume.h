@@ -5,6 +5,7 @@
 #define SS_CONSUME_H
 #include <stdbool.h>
 #include <stdint.h>
+#include "progress.h"
 #include "kafka.h"
 
 /* A start position: an absolute offset, a librdkafka logical offset, or SS_OFFSET_TIME
@@ -38,7 +39,8 @@ struct ss_consume_opts {
 	char *checkpoint_db;           /* --checkpoint DB:NAME */
 	const char *checkpoint_name;
 	enum ss_kfmt key_fmt, value_fmt;
-	bool progress;
+	enum ss_progress_mode progress; /* the live line (progress.h); AUTO: with -e, stderr a
+					   terminal, stdout not */
 	int out_fd;
 };
 

@@ -17,6 +17,7 @@ enum { REDRAW_MS = 250 };
 struct ss_progress {
 	int64_t start_ms, next_ms;
 	int tty;     /* the terminal opened anew, for the lock; -1 when not a terminal */
+	char note[64];
 	bool owner;  /* holds the terminal's lock: draws */
 };
 
@@ -42,21 +43,24 @@ now_ms(void)
 }
 
 bool
-ss_progress_wanted(enum ss_progress_mode mode)
+ss_progress_wanted(enum ss_progress_mode mode, int data_fd)
 {
-	return mode == SS_PROGRESS_ON || (mode == SS_PROGRESS_AUTO && isatty(2));
+	if (mode == SS_PROGRESS_AUTO)
+		return isatty(2) && !(data_fd >= 0 && isatty(data_fd));
+	return mode == SS_PROGRESS_ON;
 }
 
 ss_progress *
-ss_progress_new(enum ss_progress_mode mode)
+ss_progress_new(enum ss_progress_mode mode, int data_fd)
 {
-	if (!ss_progress_wanted(mode))
+	if (!ss_progress_wanted(mode, data_fd))
 		return NULL;
 	ss_progress *p = ss_xmalloc(sizeof *p);
 	p->start_ms = now_ms();
 	p->next_ms = p->start_ms + REDRAW_MS;
 	p->owner = false;
 	p->tty = -1;
+	p->note[0] = '\0';
 	const char *name = isatty(2) ? ttyname(2) : NULL;
 	if (name != NULL)
 		p->tty = open(name, O_RDONLY | O_NOCTTY | O_CLOEXEC);
@@ -118,9 +122,16 @@ ss_progress_update(ss_progress *p, int64_t records, int64_t done, int64_t total)
 	if (!owns_terminal(p))
 		return;
 	ss_progress_format(line, sizeof line, records, done, total, now - p->start_ms);
-	fprintf(stderr, "\r%s: %s\033[K", ss_diag_tool(), line);
+	fprintf(stderr, "\r%s: %s%s%s\033[K", ss_diag_tool(), line, p->note[0] ? ", " : "", p->note);
 	fflush(stderr);
 	drawn = true;
+}
+
+void
+ss_progress_note(ss_progress *p, const char *note)
+{
+	if (p != NULL)
+		snprintf(p->note, sizeof p->note, "%s", note ? note : "");
 }
 
 void

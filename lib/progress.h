@@ -14,10 +14,14 @@ enum ss_progress_mode { SS_PROGRESS_AUTO, SS_PROGRESS_ON, SS_PROGRESS_OFF };
 
 typedef struct ss_progress ss_progress;
 /* NULL when no line is to be shown (every function takes NULL and does nothing), so
- * a run without the line pays one test per record. */
-ss_progress *ss_progress_new(enum ss_progress_mode mode);
-/* Is the line shown for this mode (AUTO: is stderr a terminal)? */
-bool ss_progress_wanted(enum ss_progress_mode mode);
+ * a run without the line pays one test per record. data_fd is where the tool writes its
+ * records (-1: nowhere): AUTO shows no line when that is a terminal too, where the
+ * line would break the records' lines. */
+ss_progress *ss_progress_new(enum ss_progress_mode mode, int data_fd);
+/* Is the line shown for this mode: ON, or AUTO with stderr a terminal and data_fd not? */
+bool ss_progress_wanted(enum ss_progress_mode mode, int data_fd);
+/* Text added to the line from the next redraw on ("lag 12"); NULL for none. */
+void ss_progress_note(ss_progress *p, const char *note);
 /* records so far; done and total in any unit (bytes, offsets) give the share done and
  * the time left, total <= 0 when unknown. Redraws when 250 ms passed since the last. */
 void ss_progress_update(ss_progress *p, int64_t records, int64_t done, int64_t total);

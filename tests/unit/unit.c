@@ -388,7 +388,7 @@ test_progress(void)
 	CHECK(strcmp(b, "7 records, 7/s, 0%") == 0); /* nothing done: no time left yet */
 	ss_progress_format(b, sizeof b, 7, 120, 100, 1000);
 	CHECK(strcmp(b, "7 records, 7/s, 100%, 0s left") == 0);
-	CHECK(ss_progress_new(SS_PROGRESS_OFF) == NULL);
+	CHECK(ss_progress_new(SS_PROGRESS_OFF, -1) == NULL);
 }
 
 int
