@@ -624,3 +624,22 @@ for i in range(400000): print("{\"t\":%d,\"s\":\"s%d\",\"w\":\"right-yyyyyyyy\"}
 	on_tty "(echo '{\"t\":1}'; sleep 0.6; echo '{\"t\":2}') | ss-asof --progress - <(echo '{\"t\":0}') --on .t >/dev/null" >"$T/tty2"
 	grep -aqE 'ss-asof: [0-9]+ records, [0-9]+/s.\[K' "$T/tty2"
 }
+
+@test "order of results (ss-asof(1)): defer releases by release point, ties in arrival order; eager and a right file keep the left order" {
+	printf '%s\n' '{"t":3,"a":"c"}' '{"t":1,"a":"a"}' '{"t":2,"a":"b"}' '{"t":1,"a":"a2"}' >"$T/l"
+	printf '%s\n' '{"t":0,"w":"x"}' '{"t":5,"w":"y"}' >"$T/r"
+	run sh -c "cat '$T/r' | ss-asof '$T/l' - --on .t --select .left.a | tr -d '\"' | paste -sd ' '"
+	assert_output 'a a2 b c'
+	run sh -c "cat '$T/r' | ss-asof '$T/l' - --on .t --emit eager --select .left.a 2>/dev/null | tr -d '\"' | paste -sd ' '"
+	assert_output 'c a b a2'
+	run sh -c "ss-asof '$T/l' '$T/r' --on .t --select .left.a | tr -d '\"' | paste -sd ' '"
+	assert_output 'c a b a2'
+	# revise: revision 0 in left order, then the revisions each right record makes when
+	# it is read (among those of one right record, the order is not specified)
+	printf '%s\n' '{"t":0,"w":"x"}' '{"t":2,"w":"y"}' '{"t":5,"w":"z"}' >"$T/r2"
+	cat "$T/r2" | ss-asof "$T/l" - --on .t --emit revise --select '"\(.left.a)\(.revision)"' 2>/dev/null |
+		tr -d '"' >"$T/rev"
+	[ "$(head -4 "$T/rev" | paste -sd ' ')" = 'c0 a0 b0 a20' ]
+	[ "$(sed -n 5,8p "$T/rev" | sort | paste -sd ' ')" = 'a1 a21 b1 c1' ]
+	[ "$(sed -n '9,$p' "$T/rev" | sort | paste -sd ' ')" = 'b2 c2' ]
+}
