@@ -8,6 +8,7 @@
 
 #include "asof.h"
 #include "diag.h"
+#include "help.h"
 #include "ndjson.h"
 #include "sstime.h"
 
@@ -24,14 +25,46 @@ static const char usage[] =
 	"               [--retain DURATION] [--select EXPR]\n"
 	"               [--state DB | --state-dir DIR] [--acks FILE] [--late-file FILE]\n"
 	"               [--on-error fail|skip|dead-letter=FILE]\n"
-	"               [--ts-unit s|ms|us|ns] LEFT RIGHT\n"
+	"               [--ts-unit s|ms|us|ns] [--progress | --no-progress] LEFT RIGHT\n"
 	"       ss-asof --left-topic TOPIC --right-topic TOPIC [option ...] INPUT\n";
+
+static const struct ss_help_opt options[] = {
+	{"--on EXPR", "event time of both sides (jq): a number or RFC 3339"},
+	{"--left-on, --right-on EXPR", "event time per side"},
+	{"--by EXPR", "equality key of both sides (jq), any JSON value"},
+	{"--left-by, --right-by EXPR", "key per side"},
+	{"--direction DIR", "backward (default, at or before), forward, nearest"},
+	{"--strict", "a right record at exactly the left time does not match"},
+	{"--tolerance DURATION", "match only a right record at most that far away"},
+	{"--inner", "drop left records without a match (not right: null)"},
+	{"--emit MODE", "late right records: defer (default), eager, revise"},
+	{"--grace DURATION", "how far out of order the right stream may run (0)"},
+	{"--max-delay DURATION", "defer: write a held record after this wall-clock delay"},
+	{"--idle DURATION", "a caught-up silent right partition stops holding (30s)"},
+	{"--right-partitions N", "right partitions to wait for (writer does not say)"},
+	{"--right-end finish|exit", "right input ended early: answer held records, or keep"},
+	{"--right-end-file FILE", "bounded runs: the right side's end, told in FILE"},
+	{"--allow-empty-right", "a right input without records is not an error (exit 1)"},
+	{"--retain DURATION", "bound the right history; results it touches: \"expired\""},
+	{"--select EXPR", "reshape each output object (jq)"},
+	{"--state DB", "state in DB: a restart continues, skips replays"},
+	{"--state-dir DIR", "one state file per partition (consumer groups)"},
+	{"--acks FILE", "keep results until ss-produce --acks FILE has them"},
+	{"--left-topic, --right-topic T", "one INPUT of both topics, split by topic"},
+	{"--late-file FILE", "append late right records to FILE"},
+	{"--on-error POLICY", "a bad record: fail (default), skip, dead-letter=FILE"},
+	{"--ts-unit s|ms|us|ns", "unit of numeric event times (default s)"},
+	{"--progress", "a live line on stderr, even off a terminal, over pipes"},
+	{"--no-progress", "none (default: a line on a terminal, over two files)"},
+	{"-h, --help", "this help"},
+	{NULL, NULL},
+};
 
 enum {
 	OPT_ON = 256, OPT_LEFT_ON, OPT_RIGHT_ON, OPT_BY, OPT_LEFT_BY, OPT_RIGHT_BY, OPT_DIRECTION,
 	OPT_STRICT, OPT_TOLERANCE, OPT_INNER, OPT_EMIT, OPT_GRACE, OPT_SELECT, OPT_STATE, OPT_STATE_DIR,
 	OPT_RETAIN, OPT_MAX_DELAY, OPT_IDLE, OPT_RIGHT_PARTITIONS, OPT_LATE_FILE, OPT_ON_ERROR, OPT_TS_UNIT, OPT_LEFT_TOPIC, OPT_RIGHT_TOPIC, OPT_RIGHT_END,
-	OPT_ACKS, OPT_RIGHT_END_FILE, OPT_ALLOW_EMPTY_RIGHT,
+	OPT_ACKS, OPT_RIGHT_END_FILE, OPT_ALLOW_EMPTY_RIGHT, OPT_PROGRESS, OPT_NO_PROGRESS,
 };
 
 static const struct option longopts[] = {
@@ -63,6 +96,8 @@ static const struct option longopts[] = {
 	{"right-topic", required_argument, NULL, OPT_RIGHT_TOPIC},
 	{"on-error", required_argument, NULL, OPT_ON_ERROR},
 	{"ts-unit", required_argument, NULL, OPT_TS_UNIT},
+	{"progress", no_argument, NULL, OPT_PROGRESS},
+	{"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -164,7 +199,9 @@ main(int argc, char **argv)
 			if (!ss_tsunit_parse(optarg, &o.unit))
 				ss_diag_usage_error(usage, "--ts-unit: expected s, ms, us or ns, not '%s'", optarg);
 			break;
-		case 'h': fputs(usage, stdout); return SS_EXIT_OK;
+		case OPT_PROGRESS: o.progress = SS_PROGRESS_ON; break;
+		case OPT_NO_PROGRESS: o.progress = SS_PROGRESS_OFF; break;
+		case 'h': ss_help(usage, options); return SS_EXIT_OK;
 		default: ss_diag_usage_error(usage, "unknown option");
 		}
 	}

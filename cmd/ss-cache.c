@@ -10,6 +10,8 @@
 
 #include "buf.h"
 #include "diag.h"
+#include "help.h"
+#include "progress.h"
 #include "envelope.h"
 #include "expr.h"
 #include "keyenc.h"
@@ -21,13 +23,39 @@
 static const char usage[] =
 	"usage: ss-cache DB put [--key EXPR] [--value EXPR] [--tee] [--retain-count N]\n"
 	"                [--retain-age DURATION] [--ts-unit UNIT] [--on-error POLICY]\n"
-	"       ss-cache DB get KEY...\n"
+	"                [--progress | --no-progress]\n"
+	"       ss-cache DB get [--json] KEY...\n"
 	"       ss-cache DB del KEY...\n"
 	"       ss-cache DB scan [--from KEY] [--to KEY] [--prefix KEY] [--backwards]\n"
 	"                [--limit N] [--keys | --values]\n"
 	"       ss-cache DB stats\n"
 	"       ss-cache --state-dir DIR put | get | del | scan | stats ...\n"
 	"       ss-cache -h\n";
+
+static const struct ss_help_opt options[] = {
+	{NULL, "put: records on stdin into DB"},
+	{"--key EXPR", "the key (jq; default .key)"},
+	{"--value EXPR", "the value (default: the whole record, byte for byte)"},
+	{"--tee", "pass each record on to stdout once committed"},
+	{"--retain-count N", "keep only the last N entries"},
+	{"--retain-age DURATION", "drop entries whose time key is older than this"},
+	{"--ts-unit UNIT", "unit of numeric times for --retain-age: s, ms, us, ns"},
+	{"--on-error POLICY", "a bad record: fail (default), skip, dead-letter=FILE"},
+	{"--progress", "a live line on stderr, even when it is not a terminal"},
+	{"--no-progress", "no live line, even on a terminal"},
+	{NULL, "get, del: KEY... are JSON values (quote strings: '\"s17\"')"},
+	{"--json", "get: {\"key\":K,\"value\":V} or {\"key\":K,\"missing\":true}"},
+	{NULL, "scan: in key order"},
+	{"--from KEY, --to KEY", "inclusive bounds"},
+	{"--prefix KEY", "only keys that extend this array or string"},
+	{"--backwards", "from the last key down"},
+	{"--limit N", "stop after N entries"},
+	{"--keys, --values", "print only the keys, or only the values"},
+	{NULL, "any command:"},
+	{"--state-dir DIR", "one state file per topic-partition in DIR, not DB"},
+	{"-h, --help", "this help"},
+	{NULL, NULL},
+};
 
 /* The state: one DB file, or a directory of one file per topic-partition. */
 struct state {
@@ -296,6 +324,23 @@ put_record(struct put *p, const char *line, size_t len)
 		commit(p);
 }
 
+/* Every record of stdin into the store; the live line counts them and, for a regular
+ * file, the bytes read of its size. */
+static void
+read_all(struct put *p, ss_progress *progress)
+{
+	int64_t size = ss_progress_file_size(ss_reader_fd(p->in)), nrecords = 0;
+	const char *line;
+	size_t len;
+
+	while (ss_reader_next(p->in, &line, &len)) {
+		if (!ss_ndjson_blank(line, len))
+			put_record(p, line, len);
+		ss_progress_update(progress, ++nrecords, (int64_t)(ss_reader_offset(p->in) + len), size);
+	}
+	ss_progress_end(progress);
+}
+
 static int
 cmd_put(struct state *state, int argc, char **argv)
 {
@@ -304,8 +349,10 @@ cmd_put(struct state *state, int argc, char **argv)
 		{"tee", no_argument, NULL, 't'},        {"retain-count", required_argument, NULL, 'c'},
 		{"retain-age", required_argument, NULL, 'a'}, {"ts-unit", required_argument, NULL, 'u'},
 		{"on-error", required_argument, NULL, 'e'}, {"help", no_argument, NULL, 'h'},
+		{"progress", no_argument, NULL, 'P'}, {"no-progress", no_argument, NULL, 'N'},
 		{NULL, 0, NULL, 0}};
 	const char *key = ".key", *value = NULL, *unit_arg = NULL;
+	enum ss_progress_mode progress = SS_PROGRESS_AUTO;
 	struct put *p = &P;
 	int c;
 	char *end;
@@ -334,7 +381,9 @@ cmd_put(struct state *state, int argc, char **argv)
 			if (!ss_errpolicy_parse(&p->onerror, optarg))
 				ss_diag_usage_error(usage, "--on-error: want fail, skip or dead-letter=FILE: %s", optarg);
 			break;
-		case 'h': fputs(usage, stdout); return SS_EXIT_OK;
+		case 'P': progress = SS_PROGRESS_ON; break;
+		case 'N': progress = SS_PROGRESS_OFF; break;
+		case 'h': ss_help(usage, options); return SS_EXIT_OK;
 		default: ss_diag_usage_error(usage, "put: bad option");
 		}
 	}
@@ -357,11 +406,7 @@ cmd_put(struct state *state, int argc, char **argv)
 	ss_reader_set_idle(p->in, idle, p);
 	atexit(finish);
 
-	const char *line;
-	size_t len;
-	while (ss_reader_next(p->in, &line, &len))
-		if (!ss_ndjson_blank(line, len))
-			put_record(p, line, len);
+	read_all(p, ss_progress_new(progress, p->tee ? 1 : -1));
 	finish();
 	ss_reader_free(p->in);
 	ss_expr_free(p->key);
@@ -404,7 +449,7 @@ no_options(int argc, char **argv, const char *cmd)
 {
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-			fputs(usage, stdout);
+			ss_help(usage, options);
 			exit(SS_EXIT_OK);
 		}
 	}
@@ -412,28 +457,67 @@ no_options(int argc, char **argv, const char *cmd)
 		ss_diag_usage_error(usage, "%s: no KEY given", cmd);
 }
 
-/* Print the key's value from every store that has it; false when none has. */
+/* get --json: one line per key and value, {"key":K,"value":V}, or {"key":K,"missing":true}. */
+static void
+put_paired(ss_writer *out, jv k, const char *v)
+{
+	jv text = jv_dump_string(jv_copy(k), 0);
+
+	ss_writer_puts(out, "{\"key\":");
+	ss_writer_puts(out, jv_string_value(text));
+	ss_writer_puts(out, v ? ",\"value\":" : ",\"missing\":true");
+	if (v)
+		ss_writer_puts(out, v);
+	ss_writer_puts(out, "}\n");
+	jv_free(text);
+}
+
+/* Print the key's value from every store that has it (paired with the key under
+ * --json, and a "missing" line when none has); false when none has. */
 static bool
-get_one(struct state *st, jv k, ss_writer *out)
+get_one(struct state *st, jv k, bool json, ss_writer *out)
 {
 	bool found = false;
 
 	for (size_t i = 0; i < state_count(st); i++) {
 		char *v = ss_store_get(state_at(st, i), k);
-		if (v) {
+		if (v && json)
+			put_paired(out, k, v);
+		else if (v) {
 			ss_writer_puts(out, v);
 			ss_writer_putc(out, '\n');
-			free(v);
-			found = true;
 		}
+		found |= v != NULL;
+		free(v);
 	}
+	if (!found && json)
+		put_paired(out, k, NULL);
 	return found;
+}
+
+/* Take --json out of get's arguments (no KEY is spelled so: it is not JSON). */
+static bool
+take_json_flag(int *argc, char **argv)
+{
+	bool json = false;
+	int n = 0;
+
+	for (int i = 0; i < *argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = true;
+		else
+			argv[n++] = argv[i];
+	}
+	*argc = n;
+	return json;
 }
 
 static int
 cmd_get(struct state *st, int argc, char **argv)
 {
-	no_options(--argc, ++argv, "get");
+	argc--, argv++;
+	bool json = take_json_flag(&argc, argv);
+	no_options(argc, argv, "get");
 	jv keys = parse_key_args(argc, argv, "get");
 	state_open(st, SS_STORE_READONLY);
 	ss_writer *out = ss_writer_new(1, "<stdout>");
@@ -441,7 +525,7 @@ cmd_get(struct state *st, int argc, char **argv)
 
 	for (int i = 0; i < argc; i++) {
 		jv k = jv_array_get(jv_copy(keys), i);
-		if (!get_one(st, k, out)) {
+		if (!get_one(st, k, json, out)) {
 			ss_diag_warn("%s: no such key", argv[i]);
 			missing++;
 		}
@@ -586,7 +670,7 @@ cmd_scan(struct state *st, int argc, char **argv)
 				ss_diag_usage_error(usage, "--keys and --values exclude each other");
 			show = c == 'K' ? SHOW_KEYS : SHOW_VALUES;
 			break;
-		case 'h': fputs(usage, stdout); return SS_EXIT_OK;
+		case 'h': ss_help(usage, options); return SS_EXIT_OK;
 		default: ss_diag_usage_error(usage, "scan: bad option");
 		}
 	}
@@ -634,7 +718,7 @@ static int
 cmd_stats(struct state *st, int argc, char **argv)
 {
 	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-		fputs(usage, stdout);
+		ss_help(usage, options);
 		return SS_EXIT_OK;
 	}
 	if (argc > 1)
@@ -673,7 +757,7 @@ main(int argc, char **argv)
 
 	ss_diag_init("ss-cache");
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-		fputs(usage, stdout);
+		ss_help(usage, options);
 		return SS_EXIT_OK;
 	}
 	struct state st = {0};

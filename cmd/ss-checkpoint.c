@@ -13,6 +13,7 @@
 
 #include "checkpoint.h"
 #include "diag.h"
+#include "help.h"
 #include "wfile.h"
 #include "envelope.h"
 #include "expr.h"
@@ -29,6 +30,22 @@ static const char usage[] =
 	"                     [--on-downtime CMD] [--on-recovery CMD] [--on-error POLICY]\n"
 	"       ss-checkpoint DB status [CHECKPOINT] [--json]\n"
 	"       ss-checkpoint -h\n";
+
+static const struct ss_help_opt options[] = {
+	{"--dependency NAME[=THRESH]", "a dependency; repeat for several"},
+	{"--threshold DURATION", "threshold of dependencies given without one (10m)"},
+	{"--ts EXPR", "event time of a record (jq)"},
+	{"--ts-unit UNIT", "unit of numeric event times: s, ms, us, ns"},
+	{"--idle DURATION", "a caught-up partition silent this long stops holding"},
+	{"--partitions N", "partitions to wait for when the writer does not say"},
+	{"--events FILE", "append events to FILE instead of stderr"},
+	{"--on-downtime CMD", "run CMD when a downtime starts"},
+	{"--on-recovery CMD", "run CMD when it ends"},
+	{"--on-error POLICY", "a bad record: fail (default), skip, dead-letter=FILE"},
+	{"--json", "status: JSON lines instead of a table"},
+	{"-h, --help", "this help"},
+	{NULL, NULL},
+};
 
 /* Commit at least this often while records stream in without a pause, so the other
  * process sees heartbeats and markers promptly; a pause in the input commits at once. */
@@ -365,7 +382,7 @@ flow_option(int c, const char **ts, enum ss_tsunit *unit, struct ss_checkpoint_p
 			    optarg);
 		return true;
 	case 'h':
-		fputs(usage, stdout);
+		ss_help(usage, options);
 		exit(SS_EXIT_OK);
 	}
 	return false;
@@ -641,7 +658,7 @@ cmd_status(const char *db, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
-		case 'h': fputs(usage, stdout); return SS_EXIT_OK;
+		case 'h': ss_help(usage, options); return SS_EXIT_OK;
 		default: ss_diag_usage_error(usage, "status: bad option");
 		}
 	}
@@ -668,7 +685,7 @@ main(int argc, char **argv)
 
 	ss_diag_init("ss-checkpoint");
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-		fputs(usage, stdout);
+		ss_help(usage, options);
 		return SS_EXIT_OK;
 	}
 	if (argc < 3)

@@ -7,6 +7,7 @@
 
 #include "consume.h"
 #include "diag.h"
+#include "help.h"
 #include "inspect.h"
 #include "kcat.h"
 #include "sstime.h"
@@ -16,7 +17,7 @@ static const char usage[] =
     "                  [--from time] [--until time] [--offsets-from path] [--checkpoint db:name]\n"
     "                  [--end-file file] [--key-format fmt] [--value-format fmt]\n"
     "                  [--key-schema file] [--value-schema file] [--schema-registry url]\n"
-    "                  [--on-error policy] [--timeout duration] [--progress]\n"
+    "                  [--on-error policy] [--timeout duration] [--progress | --no-progress]\n"
     "                  [-X prop=val]... [-F file]... topic...\n"
     "       ss-consume -L [-b brokers] [--timeout duration] [-X prop=val]... [-F file]... [topic...]\n"
     "       ss-consume -G group --lag [-b brokers] [--timeout duration] [-X prop=val]... [-F file]...\n"
@@ -25,9 +26,39 @@ static const char usage[] =
     "                  [-F file]... [topic...]\n"
     "       ss-consume -h\n";
 
+static const struct ss_help_opt options[] = {
+	{"-b, --brokers BROKERS", "bootstrap brokers, host:port[,host:port...]"},
+	{"-G, --group GROUP", "consume as a member of this consumer group"},
+	{"-p, --partitions LIST", "only these partitions (0,2-3)"},
+	{"-o, --offset OFFSET", "start: beginning, end, stored, N, -N (last N), @TIME"},
+	{"-e, --exit", "exit at the end offsets of when the run started"},
+	{"-c, --count N", "exit after N records"},
+	{"--from TIME", "start each partition at its first record >= TIME"},
+	{"--until TIME", "stop each partition before its first record > TIME"},
+	{"--offsets-from PATH", "resume after what the state file or directory applied"},
+	{"--checkpoint DB:NAME", "seek and pause as ss-checkpoint asks"},
+	{"--end-file FILE", "remove FILE when every partition reached its end"},
+	{"--key-format FMT", "keys as: auto, json, string, base64, avro"},
+	{"--value-format FMT", "values as: auto, json, string, base64, avro"},
+	{"--key-schema FILE", "the Avro schema of keys (plain Avro binary)"},
+	{"--value-schema FILE", "the Avro schema of values (plain Avro binary)"},
+	{"--schema-registry URL", "Avro in the registry's wire format, schemas from URL"},
+	{"--on-error POLICY", "undecodable records: fail, skip, dead-letter=FILE"},
+	{"--timeout DURATION", "how long the brokers may take to answer at start"},
+	{"--progress", "a live line on stderr, even off a terminal, without -e"},
+	{"--no-progress", "none (default: a line with -e on a terminal)"},
+	{"-X PROP=VAL", "a librdkafka property"},
+	{"-F FILE", "read librdkafka properties from FILE"},
+	{"-L, --list", "the cluster's brokers and topics"},
+	{"--lag", "with -G: per partition committed, high, lag, owner"},
+	{"--offsets-at TIME", "each partition's offset for TIME"},
+	{"-h, --help", "this help"},
+	{NULL, NULL},
+};
+
 enum {
 	OPT_FROM = 256, OPT_UNTIL, OPT_OFFSETS_FROM, OPT_CHECKPOINT, OPT_KEY_FORMAT,
-	OPT_VALUE_FORMAT, OPT_TIMEOUT, OPT_PROGRESS, OPT_END_FILE, OPT_LAG, OPT_OFFSETS_AT,
+	OPT_VALUE_FORMAT, OPT_TIMEOUT, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_END_FILE, OPT_LAG, OPT_OFFSETS_AT,
 	OPT_KEY_SCHEMA, OPT_VALUE_SCHEMA, OPT_SCHEMA_REGISTRY, OPT_ON_ERROR,
 };
 
@@ -54,6 +85,7 @@ static const struct option longopts[] = {
 	{"on-error", required_argument, NULL, OPT_ON_ERROR},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
 	{"progress", no_argument, NULL, OPT_PROGRESS},
+	{"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
 	{"list", no_argument, NULL, 'L'},
 	{"lag", no_argument, NULL, OPT_LAG},
 	{"offsets-at", required_argument, NULL, OPT_OFFSETS_AT},
@@ -113,8 +145,8 @@ inspect(const struct ss_consume_opts *o, enum mode mode, int64_t at_ms, char **t
 
 	if (o->exit_at_end || o->count >= 0 || o->start_given || o->npstarts > 0 || o->npartitions > 0 ||
 	    o->from_set || o->until_set || o->offsets_from != NULL || o->checkpoint_db != NULL ||
-	    o->end_file != NULL || o->progress || o->key_schema != NULL || o->value_schema != NULL ||
-	    o->registry != NULL)
+	    o->end_file != NULL || o->progress != SS_PROGRESS_AUTO || o->key_schema != NULL ||
+	    o->value_schema != NULL || o->registry != NULL)
 		ss_diag_usage_error(usage, "-L, --lag and --offsets-at read no records: "
 					   "no -e, -c, -o, -p, --from, --until, --offsets-from, --checkpoint, "
 					   "--end-file, --progress or Avro options");
@@ -216,8 +248,11 @@ main(int argc, char **argv)
 		case OPT_TIMEOUT:
 			ss_kopts_set_timeout(&o.k, optarg, usage);
 			break;
+		case OPT_NO_PROGRESS:
+			o.progress = SS_PROGRESS_OFF;
+			break;
 		case OPT_PROGRESS:
-			o.progress = isatty(2);
+			o.progress = SS_PROGRESS_ON;
 			break;
 		case 'L':
 			set_mode(&mode, LIST);
@@ -230,7 +265,7 @@ main(int argc, char **argv)
 			at_ms = time_ms("--offsets-at", optarg[0] == '@' ? optarg + 1 : optarg);
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			ss_help(usage, options);
 			return 0;
 		default:
 			ss_diag_usage_error(usage, "unknown option");

@@ -8,10 +8,19 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "help.h"
 #include "kafka.h"
 
 static const char usage[] =
     "usage: ss-mock-broker [--brokers n] [--topic name[:partitions]]... [--no-stdin]\n";
+
+static const struct ss_help_opt options[] = {
+	{"--brokers N", "number of brokers (default 1)"},
+	{"--topic NAME[:PARTITIONS]", "create a topic (1 partition); repeat for several"},
+	{"--no-stdin", "run until a signal (default: until stdin ends)"},
+	{"-h, --help", "this help"},
+	{NULL, NULL},
+};
 
 static const struct option longopts[] = {
 	{"brokers", required_argument, NULL, 'n'},
@@ -76,7 +85,7 @@ main(int argc, char **argv)
 			watch_stdin = false;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			ss_help(usage, options);
 			return 0;
 		default:
 			ss_diag_usage_error(usage, "unknown option");

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "help.h"
 #include "kcat.h"
 #include "produce.h"
 
@@ -15,6 +16,31 @@ static const char usage[] =
     "                  [--value-schema file] [--schema-registry url]\n"
     "                  [--on-error policy] [--timeout duration] [--acks file] [-X prop=val]...\n"
     "                  [-F file]... topic\n";
+
+static const struct ss_help_opt options[] = {
+	{"-b, --brokers BROKERS", "bootstrap brokers, host:port[,host:port...]"},
+	{"--key EXPR", "the key (jq)"},
+	{"--value EXPR", "the value (default: the whole line)"},
+	{"--headers EXPR", "the headers: an object, or an array of [name, value]"},
+	{"--partition EXPR", "the partition (default: murmur2 of the key, as Java's)"},
+	{"--timestamp EXPR", "the timestamp: RFC 3339 or a number (--ts-unit)"},
+	{"--ts-unit UNIT", "unit of numeric timestamps: s, ms, us, ns"},
+	{"--envelope", "take key, value, headers, timestamp from envelopes"},
+	{"--raw", "send lines as they are, unchecked"},
+	{"--dry-run", "print the records that would be sent"},
+	{"--on-error POLICY", "a bad line: fail (default), skip, dead-letter=FILE"},
+	{"--key-format FMT", "keys sent as: json (default), avro"},
+	{"--value-format FMT", "values sent as: json (default), avro"},
+	{"--key-schema FILE", "the Avro schema of keys (plain Avro binary)"},
+	{"--value-schema FILE", "the Avro schema of values (plain Avro binary)"},
+	{"--schema-registry URL", "Avro in the registry's wire format, registered at URL"},
+	{"--timeout DURATION", "how long the brokers may be unreachable (exit 75)"},
+	{"--acks FILE", "report the lines the brokers acknowledged to FILE"},
+	{"-X PROP=VAL", "a librdkafka property"},
+	{"-F FILE", "read librdkafka properties from FILE"},
+	{"-h, --help", "this help"},
+	{NULL, NULL},
+};
 
 enum {
 	OPT_KEY = 256, OPT_VALUE, OPT_HEADERS, OPT_PARTITION, OPT_TIMESTAMP, OPT_TS_UNIT,
@@ -137,7 +163,7 @@ main(int argc, char **argv)
 			o.registry = optarg;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			ss_help(usage, options);
 			return 0;
 		default:
 			ss_diag_usage_error(usage, "unknown option");

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "ndjson.h"
+#include "progress.h"
 #include "sstime.h"
 
 enum ss_asof_dir { SS_ASOF_BACKWARD, SS_ASOF_FORWARD, SS_ASOF_NEAREST };
@@ -45,6 +46,8 @@ struct ss_asof_opts {
 	const char *left_topic, *right_topic; /* one input of both topics (ss_asof_run_one) */
 	struct ss_errpolicy *onerror;
 	enum ss_tsunit unit;
+	enum ss_progress_mode progress; /* the live line (progress.h); AUTO: on a terminal,
+					   over two regular files */
 };
 
 typedef struct ss_asof ss_asof;

@@ -169,6 +169,8 @@ struct ss_asof {
 	struct asof_in lin, rin;
 	const char *lname, *rname;
 	ss_reader *lrd, *rrd; /* the inputs while a run reads them (one input: lrd) */
+	ss_progress *progress; /* the live line, or NULL */
+	int64_t in_size;       /* bytes of both inputs when both are regular files, else -1 */
 	FILE *late;
 	struct asof_state *st;    /* --state, or NULL */
 	struct asof_state *spill; /* where held records overflow: st, or a temporary file */
@@ -244,6 +246,8 @@ void asof_left(ss_asof *j, const struct asof_in *in);
 void asof_right(ss_asof *j, const struct asof_in *in);
 void asof_right_end(ss_asof *j);
 void asof_tick(ss_asof *j);
+/* Redraw the live line if one is shown and it is time (asof_run.c): cheap per record. */
+void asof_progress(ss_asof *j);
 int asof_poll_timeout(const ss_asof *j);
 bool asof_done(const ss_asof *j);
 void asof_idle(void *j);

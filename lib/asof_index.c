@@ -235,6 +235,7 @@ asof_index_build(ss_asof *j, ss_reader *r)
 	if (ix == NULL)
 		ss_diag_die(SS_EXIT_DATA, "out of memory");
 	while (ss_reader_next(r, &line, &len) == 1) {
+		asof_progress(j);
 		if (!asof_parse(j, false, line, len, ss_reader_lineno(r), &j->rin))
 			continue;
 		j->n.right++;

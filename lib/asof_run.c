@@ -219,6 +219,7 @@ answer_left(ss_asof *j, ss_reader *l)
 			continue;
 		}
 		struct asof_in *in = &b->in[b->n];
+		asof_progress(j);
 		if (!asof_parse(j, true, line, len, ss_reader_lineno(l), in))
 			continue;
 		asof_check_right_empty(j);
@@ -268,6 +269,7 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 
 	for (;;) {
 		stop_if_signalled();
+		asof_progress(j);
 		if (!have_l && !j->left_eof && !(have_l = next_record(j, l, true, &j->lin)))
 			j->left_eof = true;
 		else if (have_l)
@@ -426,6 +428,7 @@ read_right_whole(ss_asof *j, ss_reader *r)
 	j->right_whole = true;
 	while (ss_reader_next(r, &line, &len) == 1) {
 		stop_if_signalled();
+		asof_progress(j);
 		if (asof_parse(j, false, line, len, ss_reader_lineno(r), &j->rin))
 			asof_right(j, &j->rin);
 	}
@@ -443,12 +446,38 @@ run_live(ss_asof *j, ss_reader *l, ss_reader *r)
 		if (!j->right_eof)
 			more |= drain(j, r, false);
 		asof_tick(j);
+		asof_progress(j);
 		if (more || asof_done(j))
 			continue;
 		/* nothing ready on either side: results out now, state committed */
 		asof_idle(j);
 		wait_for_input(j, l, r);
 	}
+}
+
+void
+asof_progress(ss_asof *j)
+{
+	int64_t done = 0;
+
+	if (j->progress == NULL)
+		return;
+	if (j->in_size > 0)
+		done = (int64_t)(ss_reader_offset(j->lrd) + ss_reader_offset(j->rrd));
+	ss_progress_update(j->progress, (int64_t)(j->n.left + j->n.right), done, j->in_size);
+}
+
+/* The live line over two files: on a terminal, or when asked (--progress). */
+static void
+start_progress(ss_asof *j, ss_reader *l, ss_reader *r)
+{
+	int64_t ls = ss_progress_file_size(ss_reader_fd(l)), rs = ss_progress_file_size(ss_reader_fd(r));
+	enum ss_progress_mode mode = j->o.progress;
+
+	j->in_size = ls >= 0 && rs >= 0 ? ls + rs : -1;
+	if (mode == SS_PROGRESS_AUTO && j->in_size < 0)
+		mode = SS_PROGRESS_OFF; /* a pipe: its writer (ss-consume) shows its own */
+	j->progress = ss_progress_new(mode, 1);
 }
 
 int
@@ -461,6 +490,7 @@ ss_asof_run(ss_asof *j, const char *left, const char *right)
 	j->lname = ss_reader_name(l);
 	j->rname = ss_reader_name(r);
 	j->lfeed = ss_feed_find(ss_reader_fd(l));
+	start_progress(j, l, r);
 	if (regular(r) && j->st == NULL && j->dir == NULL) {
 		/* the right input is complete: a batch, every answer exact and final */
 		j->batch = true;
@@ -478,6 +508,8 @@ ss_asof_run(ss_asof *j, const char *left, const char *right)
 		run_live(j, l, r);
 	}
 	asof_idle(j);
+	ss_progress_end(j->progress);
+	j->progress = NULL;
 	ss_feed_close(j->rfeed, j->right_eof);
 	ss_feed_close(j->lfeed, j->left_eof);
 	j->rfeed = j->lfeed = NULL;
@@ -578,6 +610,7 @@ ss_asof_run_one(ss_asof *j, const char *input)
 		stop_if_signalled();
 		bool more = drain_one(j, rd);
 		asof_tick(j);
+		asof_progress(j);
 		if (more || asof_done(j))
 			continue;
 		asof_idle(j);

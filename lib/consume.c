@@ -43,7 +43,7 @@
 #define FLUSH_AT (64u << 10)
 #define COMMIT_EVERY_MS 1000
 #define SEEKS_EVERY_MS 200
-#define PROGRESS_EVERY_MS 500
+#define PROGRESS_EVERY_MS 250
 #define EXIT_PIPE 141
 #define BATCH 1000
 #define READER_WAIT_MS 500
@@ -98,8 +98,9 @@ struct consumer {
 	bool assigned_once;    /* an assignment arrived (the end test needs one) */
 	bool bp_paused;
 	bool finished;
-	int64_t nrecords, nprogress_last;
+	int64_t nrecords;
 	int64_t next_commit, next_seeks, next_progress;
+	ss_progress *progress; /* the live line, or NULL */
 	int json_warnings;
 	ss_avro *key_avro, *value_avro; /* --key-format/--value-format avro, else NULL */
 	int status;
@@ -867,22 +868,29 @@ apply_seeks(struct consumer *c)
 	free(s.v);
 }
 
+/* The live line: records, rate and, with -e, the share of the offsets up to the
+ * snapshot read and the time left; else the lag behind the high watermarks. */
 static void
-progress(struct consumer *c, int64_t now, bool last)
+progress(struct consumer *c, int64_t now)
 {
-	int64_t lag = 0, lo, hi;
-	double rate = (double)(c->nrecords - c->nprogress_last) * 1000.0 / PROGRESS_EVERY_MS;
+	int64_t lag = 0, lo, hi, done = 0, total = 0;
+	char note[48];
 
 	for (int i = 0; i < c->ntopics; i++)
 		for (int j = 0; j < c->topics[i].nparts; j++) {
 			struct part *p = &c->topics[i].parts[j];
-			if (p->assigned && rd_kafka_get_watermark_offsets(c->rk, c->topics[i].name, p->id,
-			    &lo, &hi) == RD_KAFKA_RESP_ERR_NO_ERROR && hi > p->next)
+			if (!p->assigned)
+				continue;
+			if (p->end >= 0 && p->end > p->start) {
+				total += p->end - p->start;
+				done += (p->next < p->end ? p->next : p->end) - p->start;
+			} else if (rd_kafka_get_watermark_offsets(c->rk, c->topics[i].name, p->id, &lo, &hi) ==
+				   RD_KAFKA_RESP_ERR_NO_ERROR && hi > p->next)
 				lag += hi - p->next;
 		}
-	fprintf(stderr, "\r%s: %lld records, %.0f/s, lag %lld\033[K%s", ss_diag_tool(),
-		(long long)c->nrecords, rate, (long long)lag, last ? "\n" : "");
-	c->nprogress_last = c->nrecords;
+	snprintf(note, sizeof note, "lag %lld", (long long)lag);
+	ss_progress_note(c->progress, c->o->exit_at_end ? NULL : note);
+	ss_progress_update(c->progress, c->nrecords, done, c->o->exit_at_end ? total : 0);
 	c->next_progress = now + PROGRESS_EVERY_MS;
 }
 
@@ -930,8 +938,8 @@ housekeeping(struct consumer *c)
 		apply_seeks(c);
 		c->next_seeks = now + SEEKS_EVERY_MS;
 	}
-	if (c->o->progress && now >= c->next_progress)
-		progress(c, now, false);
+	if (c->progress != NULL && now >= c->next_progress)
+		progress(c, now);
 	check_brokers(c, now);
 	ss_feed_flush(c->feed, false);
 }
@@ -1300,14 +1308,16 @@ ss_consume_run(const struct ss_consume_opts *o)
 	}
 	if (o->count == 0)
 		c.finished = true;
+	/* unasked, only for a bounded run (-e): a stream that never ends has no share */
+	c.progress = ss_progress_new(o->exit_at_end || o->progress != SS_PROGRESS_AUTO ? o->progress
+							: SS_PROGRESS_OFF, o->out_fd);
 	loop(&c);
 	if (c.status != EXIT_PIPE)
 		drain_all(&c);
 	commit(&c, true);
 	if (o->end_file && c.finished && c.status == 0 && !got_signal)
 		write_end_file(&c);
-	if (o->progress)
-		progress(&c, now_ms(), true);
+	ss_progress_end(c.progress);
 	rd_kafka_consumer_close(c.rk);
 	rd_kafka_destroy(c.rk);
 	ss_outq_free(c.out);

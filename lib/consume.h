@@ -5,6 +5,7 @@
 #define SS_CONSUME_H
 #include <stdbool.h>
 #include <stdint.h>
+#include "progress.h"
 #include "kafka.h"
 #include "ndjson.h"
 
@@ -42,7 +43,8 @@ struct ss_consume_opts {
 	const char *key_schema, *value_schema; /* --key-schema, --value-schema FILE (avro) */
 	const char *registry;          /* --schema-registry URL (avro) */
 	struct ss_errpolicy onerror;   /* for records that cannot be decoded */
-	bool progress;
+	enum ss_progress_mode progress; /* the live line (progress.h); AUTO: with -e, stderr a
+					   terminal, stdout not */
 	int out_fd;
 };
 

@@ -22,9 +22,19 @@ ss_diag_tool(void)
 	return tool_name;
 }
 
+static void (*message_hook)(void);
+
+void
+ss_diag_on_message(void (*hook)(void))
+{
+	message_hook = hook;
+}
+
 static void
 vmessage(const char *fmt, va_list ap)
 {
+	if (message_hook != NULL)
+		message_hook();
 	fprintf(stderr, "%s: ", tool_name);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);

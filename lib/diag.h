@@ -24,6 +24,8 @@ noreturn void ss_diag_die(int code, const char *fmt, ...) __attribute__((format(
 /* Call hook(code) in ss_diag_die before the exit handlers: for what must know the
  * exit status (ss-consume tells its reader how it ended). One hook; NULL clears it. */
 void ss_diag_on_die(void (*hook)(int code));
+/* Call hook() before each message (a live progress line takes itself back). NULL clears. */
+void ss_diag_on_message(void (*hook)(void));
 /* Usage error: reason, then the usage text, on stderr; exit 2. */
 noreturn void ss_diag_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Checked malloc family: exit 1 on out of memory. */

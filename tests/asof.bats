@@ -601,3 +601,47 @@ with open("'"$T"'/l", "w") as l, open("'"$T"'/r", "w") as r:
 	printf '%s\n' '{"t":1672567200000000}' | ss-checkpoint "$T/c.db" heartbeat a b --ts .t >/dev/null 2>"$T/err" || true
 	grep -q 'if it counts microseconds, use --ts-unit us' "$T/err"
 }
+
+@test "over two files on a terminal: a live line (records, rate, share, time left), taken back; none in a file" {
+	python3 -c '
+for i in range(400000): print("{\"t\":%d,\"s\":\"s%d\",\"v\":\"left-xxxxxxxxxx\"}" % (i * 2, i % 100))' >"$T/l"
+	python3 -c '
+for i in range(400000): print("{\"t\":%d,\"s\":\"s%d\",\"w\":\"right-yyyyyyyy\"}" % (i * 2 + 1, i % 100))' >"$T/r"
+	on_tty "ss-asof '$T/l' '$T/r' --on .t --by .s >'$T/out'" >"$T/tty"
+	grep -aqE 'ss-asof: [0-9]+ records, [0-9]+/s, [0-9]+%, [0-9hms]+ left' "$T/tty"
+	[ "$(tail -c 4 "$T/tty" | od -An -c | tr -d ' ')" = '\r033[K' ]
+	[ "$(wc -l <"$T/out")" -eq 400000 ]
+	# stderr a file: nothing; --progress: the line even there; --no-progress on a terminal: nothing
+	ss-asof "$T/l" "$T/r" --on .t --by .s 2>"$T/err" >/dev/null
+	[ ! -s "$T/err" ]
+	on_tty "ss-asof '$T/l' '$T/r' --on .t --by .s --no-progress >/dev/null" >"$T/tty2"
+	[ ! -s "$T/tty2" ]
+	(sleep 0.6; echo '{"t":5}') | ss-asof - "$T/r" --on .t --progress 2>"$T/err2" >/dev/null
+	grep -aq 'ss-asof: ' "$T/err2"
+}
+
+@test "over pipes on a terminal: no live line unless --progress (their writers show theirs)" {
+	on_tty "(echo '{\"t\":1}'; sleep 0.6; echo '{\"t\":2}') | ss-asof - <(echo '{\"t\":0}') --on .t >/dev/null" >"$T/tty"
+	[ ! -s "$T/tty" ]
+	on_tty "(echo '{\"t\":1}'; sleep 0.6; echo '{\"t\":2}') | ss-asof --progress - <(echo '{\"t\":0}') --on .t >/dev/null" >"$T/tty2"
+	grep -aqE 'ss-asof: [0-9]+ records, [0-9]+/s.\[K' "$T/tty2"
+}
+
+@test "order of results (ss-asof(1)): defer releases by release point, ties in arrival order; eager and a right file keep the left order" {
+	printf '%s\n' '{"t":3,"a":"c"}' '{"t":1,"a":"a"}' '{"t":2,"a":"b"}' '{"t":1,"a":"a2"}' >"$T/l"
+	printf '%s\n' '{"t":0,"w":"x"}' '{"t":5,"w":"y"}' >"$T/r"
+	run sh -c "cat '$T/r' | ss-asof '$T/l' - --on .t --select .left.a | tr -d '\"' | paste -sd ' '"
+	assert_output 'a a2 b c'
+	run sh -c "cat '$T/r' | ss-asof '$T/l' - --on .t --emit eager --select .left.a 2>/dev/null | tr -d '\"' | paste -sd ' '"
+	assert_output 'c a b a2'
+	run sh -c "ss-asof '$T/l' '$T/r' --on .t --select .left.a | tr -d '\"' | paste -sd ' '"
+	assert_output 'c a b a2'
+	# revise: revision 0 in left order, then the revisions each right record makes when
+	# it is read (among those of one right record, the order is not specified)
+	printf '%s\n' '{"t":0,"w":"x"}' '{"t":2,"w":"y"}' '{"t":5,"w":"z"}' >"$T/r2"
+	cat "$T/r2" | ss-asof "$T/l" - --on .t --emit revise --select '"\(.left.a)\(.revision)"' 2>/dev/null |
+		tr -d '"' >"$T/rev"
+	[ "$(head -4 "$T/rev" | paste -sd ' ')" = 'c0 a0 b0 a20' ]
+	[ "$(sed -n 5,8p "$T/rev" | sort | paste -sd ' ')" = 'a1 a21 b1 c1' ]
+	[ "$(sed -n '9,$p' "$T/rev" | sort | paste -sd ' ')" = 'b2 c2' ]
+}

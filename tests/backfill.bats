@@ -10,7 +10,7 @@ load kafka
 BACKFILL="$BATS_TEST_DIRNAME/../scripts/ss-backfill"
 
 setup_file() {
-	mock_start --topic wx:2 --topic wx2:2
+	mock_start --topic wx:2 --topic wx2:2 --topic wx3:2
 }
 teardown_file() { mock_stop; }
 
@@ -102,4 +102,20 @@ same_state() {
 	run "$BACKFILL" -h
 	assert_success
 	assert_output --partial "usage: ss-backfill"
+}
+
+@test "on a terminal: ss-consume's live line shows how far the run is, taken back before the summary; none in a log" {
+	seq 100000 | awk '{printf "{\"n\":%d}\n", $1}' | ss-produce -b "$B" --key .n wx3
+	sink="sh -c 'sleep 1; exec ss-cache $T/db put --key .value.n'"
+	script -qec "'$BACKFILL' --offsets-from '$T/db' -b '$B' wx3 -- $sink" /dev/null </dev/null >"$T/tty"
+	grep -aqE 'ss-consume: [0-9]+ records, [0-9]+/s, [0-9]+%, [0-9hms]+ left' "$T/tty"
+	# the line is taken back, then the summary
+	tr '\r' '\n' <"$T/tty" | sed $'s/\033\\[K//g' | grep -a . | tail -1 | grep -aq '^ss-backfill: in 100000, out 0'
+	[ "$(ss-cache "$T/db" stats | jq .keys)" -eq 100000 ]
+	# cron: stderr to a log, no live line and no escape codes
+	seq 100001 100100 | awk '{printf "{\"n\":%d}\n", $1}' | ss-produce -b "$B" --key .n wx3
+	"$BACKFILL" --offsets-from "$T/db" -b "$B" wx3 -- sh -c "sleep 1; exec ss-cache $T/db put --key .value.n" 2>"$T/log"
+	run grep -c $'\033' "$T/log"
+	assert_output 0
+	grep -q '^ss-backfill: in 100, out 0' "$T/log"
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # ss-cache: the ordered state store (Slipstream's Cache) as a tool.
 load helpers
+bats_require_minimum_version 1.5.0
 
 weather() { printf '%s\n' \
 	'{"timestamp":"2023-01-01T10:00:00Z","value":"🌞"}' \
@@ -420,4 +421,40 @@ for k in sorted(last):
 ' "$T/in" >"$T/want"
 	ss-cache "$T/st.db" scan >"$T/got"
 	cmp "$T/want" "$T/got"
+}
+
+@test "get --json pairs each key with its value and says which are missing, in the order given" {
+	printf '%s\n' '{"key":"k1","v":1}' '{"key":["k",3],"v":3}' | ss-cache "$T/st.db" put
+	run --separate-stderr ss-cache "$T/st.db" get --json '"k1"' '"nope"' '["k", 3]'
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = '{"key":"k1","value":{"key":"k1","v":1}}' ]
+	[ "${lines[1]}" = '{"key":"nope","missing":true}' ]
+	[ "${lines[2]}" = '{"key":["k",3],"value":{"key":["k",3],"v":3}}' ]
+	[ "${#lines[@]}" -eq 3 ]
+	[[ "$stderr" == *'"nope": no such key'* ]]
+	run ss-cache "$T/st.db" get '"k1"' --json
+	assert_success
+	assert_output '{"key":"k1","value":{"key":"k1","v":1}}'
+}
+
+@test "put: a live line on a terminal (records, rate, share, time left), taken back at the end" {
+	seq 400000 | awk '{printf "{\"key\":%d,\"v\":\"xxxxxxxxxxxxxxxxxxxxxxxx\"}\n", $1}' >"$T/in"
+	on_tty "ss-cache '$T/st.db' put <'$T/in'" >"$T/tty"
+	grep -aqE 'ss-cache: [0-9]+ records, [0-9]+/s, [0-9]+%, [0-9hms]+ left' "$T/tty"
+	# the last thing on the terminal takes the line back
+	[ "$(tail -c 4 "$T/tty" | od -An -c | tr -d ' ')" = '\r033[K' ]
+	[ "$(ss-cache "$T/st.db" stats | jq .keys)" -eq 400000 ]
+	# a pipe: records and rate, no share
+	on_tty "(echo '{\"key\":1}'; sleep 0.6; echo '{\"key\":2}') | ss-cache '$T/st2.db' put" >"$T/tty2"
+	grep -aqE 'ss-cache: 2 records, [0-9]+/s.\[K' "$T/tty2"
+	# --no-progress: nothing on the terminal
+	on_tty "(echo '{\"key\":1}'; sleep 0.6; echo '{\"key\":2}') | ss-cache '$T/st3.db' put --no-progress" >"$T/tty3"
+	[ ! -s "$T/tty3" ]
+}
+
+@test "put: no live line when stderr is not a terminal, unless --progress" {
+	(echo '{"key":1}'; sleep 0.6; echo '{"key":2}') | ss-cache "$T/st.db" put 2>"$T/err"
+	[ ! -s "$T/err" ]
+	(echo '{"key":1}'; sleep 0.6; echo '{"key":2}') | ss-cache "$T/st2.db" put --progress 2>"$T/err2"
+	grep -aq 'ss-cache: 2 records' "$T/err2"
 }

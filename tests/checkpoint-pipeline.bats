@@ -231,3 +231,37 @@ lines() { [ "$(wc -l <"$1" 2>/dev/null)" = "$2" ]; }
 	[[ "$stderr" == *"ss-checkpoint: <stdin>: its writer failed (exit 1)"* ]]
 	[[ "$stderr" == *"ss-asof: -: its writer failed (exit 1)"* ]]
 }
+
+# readme_block HEADING: the first ```sh block after "## HEADING" in README.md
+readme_block() {
+	awk -v h="## $1" '$0 == h {f=1; next} f && /^```sh/ {b=1; next} b && /^```/ {exit} b' "$ROOT/README.md"
+}
+
+@test "README's downtime pipeline, as written: a replayed activity is the next revision, never a second result" {
+	mock A activity
+	mock B weather
+	readme_block 'Downtime, pause and reprocessing' >"$T/readme.sh"
+	# the brokers A and B of the README are the two mock clusters
+	sed -i "s/-b A /-b $brokers_A /; s/-b B /-b $brokers_B /" "$T/readme.sh"
+	{ wth 10:00 🌞; wth 11:00 🌞; } | ss-produce -b "$brokers_B" weather
+	{ act 10:30 swimming; act 11:30 'walking home'; act 12:30 shopping; act 13:10 lunch; } |
+		ss-produce -b "$brokers_A" activity
+	cd "$T"
+	setsid bash "$T/readme.sh" >results.ndjson 2>pipeline.err &
+	PIPELINE=$!
+	PIDS+=($PIPELINE)
+	wait_until has '"shopping"' results.ndjson
+	{ wth 12:00 ⛅; wth 13:00 🌧; wth 14:00 🌞; } | ss-produce -b "$brokers_B" weather
+	latest_of() { jq -r --arg a "$1" 'select(.left.value.value == $a) | .right.value.value' results.ndjson | tail -1; }
+	lunch_rainy() { [ "$(latest_of shopping)" = ⛅ ] && [ "$(latest_of lunch)" = 🌧 ]; }
+	wait_until lunch_rainy
+	sleep 1
+	# every (left partition, offset, revision) once: no duplicates from the replay
+	run jq -c '[.left.partition, .left.offset, .revision]' results.ndjson
+	[ "$(printf '%s\n' "${lines[@]}" | sort | uniq -d)" = '' ]
+	# shopping went out with the stale weather (revision 0), then corrected (revision 1)
+	run jq -c 'select(.left.value.value == "shopping") | [.revision, .right.value.value]' results.ndjson
+	assert_line --index 0 '[0,"🌞"]'
+	assert_line --index 1 '[1,"⛅"]'
+	[ "$(latest_of swimming)" = 🌞 ] && [ "$(latest_of 'walking home')" = 🌞 ]
+}

@@ -8,7 +8,7 @@ setup_file() {
 		--topic live:2 --topic count:2 --topic until:1 --topic grp:2 --topic sig:1 \
 		--topic pipe:1 --topic bp:4 --topic resume:2 --topic seek:1 --topic multi1:1 \
 		--topic multi2:2 --topic trickle:1 --topic offdir:3 --topic handover:2 \
-		--topic nonblock:1 --topic endf:2 --topic quiet:1 --topic quietg:1
+		--topic nonblock:1 --topic endf:2 --topic quiet:1 --topic quietg:1 --topic prog:2
 }
 teardown_file() { mock_stop; }
 
@@ -522,8 +522,8 @@ wait_keys() {
 	assert_output --partial '--end-file needs an end'
 }
 
-@test "--progress is silent when stderr is not a terminal" {
-	run bash -c "ss-consume -b '$B' -e --progress env 2>'$T/err' >/dev/null"
+@test "no live line when stderr is not a terminal" {
+	run bash -c "ss-consume -b '$B' -e env 2>'$T/err' >/dev/null"
 	assert_success
 	[ ! -s "$T/err" ]
 }
@@ -559,4 +559,23 @@ wait_keys() {
 	# what they suggest works
 	run timeout 30 ss-consume -b "$B" -e -o @2023-01-01T00:00:00Z env
 	[ "$status" -ne 2 ]
+}
+
+@test "-e on a terminal: a live line (records, rate, share of the offsets, time left), taken back; none in a file" {
+	seq 100000 | awk '{printf "{\"n\":%d}\n", $1}' | ss-produce -b "$B" --key .n prog
+	# stderr the terminal, a reader slower than the consumer: the line, taken back at the end
+	script -qec "ss-consume -b '$B' -e prog | (sleep 1; cat >'$T/out')" /dev/null </dev/null >"$T/tty"
+	[ "$(wc -l <"$T/out")" -eq 100000 ]
+	grep -aqE 'ss-consume: [0-9]+ records, [0-9]+/s, [0-9]+%, [0-9hms]+ left' "$T/tty"
+	[ "$(tail -c 4 "$T/tty" | od -An -c | tr -d ' ')" = '\r033[K' ]
+	# stdout on the terminal too: the records' lines are not broken by it
+	script -qec "ss-consume -b '$B' -e prog" /dev/null </dev/null >"$T/tty2"
+	! grep -aq 'records, ' "$T/tty2"
+	# stderr a file: nothing; --no-progress: nothing; --progress: the line even in a file
+	ss-consume -b "$B" -e prog 2>"$T/err" | (sleep 1; cat >/dev/null)
+	[ ! -s "$T/err" ]
+	script -qec "ss-consume -b '$B' -e --no-progress prog | (sleep 1; cat >/dev/null)" /dev/null </dev/null >"$T/tty3"
+	[ ! -s "$T/tty3" ]
+	ss-consume -b "$B" -e --progress prog 2>"$T/err2" | (sleep 1; cat >/dev/null)
+	grep -aqE 'ss-consume: [0-9]+ records' "$T/err2"
 }

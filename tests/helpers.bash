@@ -83,3 +83,9 @@ lines = open(sys.argv[1]).readlines()
 for i in range(0, len(lines), n):
     sys.stdout.writelines(lines[i:i + n]); sys.stdout.flush(); time.sleep(pause)' "$1" "${2:-100}" "${3:-0.005}"
 }
+
+# on_tty CMD: run the shell command CMD with stdout and stderr on a terminal (script),
+# print what the terminal showed.
+on_tty() {
+	script -qec "$*" /dev/null </dev/null
+}

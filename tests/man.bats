@@ -2,6 +2,7 @@
 # Every EXAMPLES block of every man page runs as written: "$ command" lines run in a
 # scratch directory (stderr joined to stdout), the lines after them are the expected output.
 load helpers
+bats_require_minimum_version 1.5.0
 
 # examples PAGE: the literal blocks of the EXAMPLES section, "\e" unescaped.
 examples() {
@@ -72,6 +73,37 @@ run_examples() {
 	done
 }
 
+# mandoc's style level, less what it cannot judge: lines past 80 bytes in the source
+# (they render the same) and cross-references to the sibling pages, which are not in
+# the system's man database until installed.
+@test "mandoc -T lint -W style: nothing but long source lines and sibling references" {
+	command -v mandoc >/dev/null || skip "no mandoc"
+	for m in "$ROOT"/man/*.[17]; do
+		# (the lint is on stdout; stderr has only the system database's own complaints)
+		run sh -c "mandoc -T lint -W style '$m' 2>/dev/null | grep -v -e 'input text line longer than 80 bytes' \
+			-e 'referenced manual not found: Xr ss' -e 'outdated mandoc.db'"
+		assert_output ''
+	done
+}
+
+# A flag macro swallows the plain words after a delimiter (.Fl -strict , reaching it
+# renders "--strict, -reaching -it"): no rendered word may start with one dash and two
+# letters unless it is a real option (kcat's -Kd in ss-consume(1)).
+@test "no words rendered as flags by a swallowing Fl" {
+	command -v mandoc >/dev/null || skip "no mandoc"
+	for m in "$ROOT"/man/*.[17]; do
+		run sh -c "mandoc -T ascii '$m' | col -b | grep -oE '(^|[ (\[])-[a-zA-Z][a-zA-Z]+' | grep -vx ' -Kd'"
+		assert_output ''
+	done
+}
+
+@test "make demo prints no escape codes when stdout is not a terminal" {
+	"$ROOT/scripts/demo" >"$T/out" 2>&1
+	grep -q 'The nearby join' "$T/out"
+	run grep -c $'\033' "$T/out"
+	assert_output 0
+}
+
 @test "each tool's -h prints the SYNOPSIS of its man page" {
 	for m in "$ROOT"/man/ss-*.1; do
 		tool=$(basename "$m" .1)
@@ -83,5 +115,60 @@ run_examples() {
 		for opt in $(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh DESCRIPTION/p' "$m" | grep -o 'Fl -[a-z-]*' | sed 's/Fl //' | sort -u); do
 			[[ "$output" == *"$opt"* ]] || { echo "$tool -h lacks $opt" >&2; return 1; }
 		done
+	done
+}
+
+# options_of PAGE: every flag an .It Fl line of the page's OPTIONS section documents
+# (the whole page when it has none, as ss-cache(1)), one a line, with its dashes.
+options_of() {
+	awk '/^\.Sh OPTIONS/ {o=1} /^\.Sh / && !/OPTIONS/ {if (o) exit} o' "$1" >"$T/opts"
+	[ -s "$T/opts" ] || cp "$1" "$T/opts"
+	grep '^\.It Fl' "$T/opts" | grep -o 'Fl [^ ]*' | sed 's/^Fl /-/' | sort -u
+}
+
+# help_flags TOOL: the flags of the option lines of TOOL -h
+help_flags() {
+	"$1" -h | grep '^  -' | sed 's/^  //; s/  .*//' | grep -oE '(^|[ ,])-[-a-zA-Z]+' | tr -d ' ,' | sort -u
+}
+
+@test "each tool's -h has one line per option of its page, and names the page" {
+	for m in "$ROOT"/man/ss-*.1; do
+		tool=$(basename "$m" .1)
+		run "$tool" -h
+		assert_success
+		assert_line --partial "man $tool"
+		# no line of the option list is wrapped
+		run sh -c "'$tool' -h | sed -n '/^options:/,\$p' | awk 'length > 80'"
+		assert_output ''
+		help_flags "$tool" >"$T/help"
+		for opt in $(options_of "$m"); do
+			grep -qx -- "$opt" "$T/help" || { echo "$tool -h lacks a line for $opt" >&2; return 1; }
+		done
+		# and the other way round (git's t0450): every option of -h is on the page
+		for opt in $(cat "$T/help"); do
+			grep -q "Fl ${opt#-}\b" "$m" || { echo "$tool -h has $opt, its page does not" >&2; return 1; }
+		done
+	done
+}
+
+@test "misuse: the reason and the usage on stderr, exit 2, nothing on stdout" {
+	for m in "$ROOT"/man/ss-*.1; do
+		tool=$(basename "$m" .1)
+		run --separate-stderr "$tool" --no-such-option x y
+		[ "$status" -eq 2 ] || { echo "$tool: exit $status" >&2; return 1; }
+		[ -z "$output" ] || { echo "$tool wrote to stdout: $output" >&2; return 1; }
+		[[ "${stderr_lines[0]}" == "$tool: "* ]] || { echo "$tool: $stderr" >&2; return 1; }
+		[[ "$stderr" == *"usage: $tool"* ]] || { echo "$tool: no usage: $stderr" >&2; return 1; }
+	done
+}
+
+@test "make install puts the pages where man finds them (MANPATH)" {
+	make -s -C "$ROOT" install PREFIX=/usr DESTDIR="$T/root" >/dev/null
+	run env MANPATH="$T/root/usr/share/man" man -w ss-asof
+	assert_output "$T/root/usr/share/man/man1/ss-asof.1"
+	run env MANPATH="$T/root/usr/share/man" man -w 7 ss
+	assert_output "$T/root/usr/share/man/man7/ss.7"
+	for m in "$ROOT"/man/ss-*.1; do
+		[ -f "$T/root/usr/share/man/man1/$(basename "$m")" ]
 	done
 }

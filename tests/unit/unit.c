@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress.h"
 #include "buf.h"
 #include "envelope.h"
 #include "expr.h"
@@ -370,6 +371,26 @@ test_proj(void)
 		CHECK(strcmp(project(refused[i], "{}", NULL), "(not a projection)") == 0);
 }
 
+static void
+test_progress(void)
+{
+	char b[160];
+
+	ss_progress_format(b, sizeof b, 500, 0, 0, 2000);
+	CHECK(strcmp(b, "500 records, 250/s") == 0);
+	ss_progress_format(b, sizeof b, 1000, 250, 1000, 10000);
+	CHECK(strcmp(b, "1000 records, 100/s, 25%, 30s left") == 0);
+	ss_progress_format(b, sizeof b, 10, 1, 100, 10000);
+	CHECK(strcmp(b, "10 records, 1/s, 1%, 16m30s left") == 0);
+	ss_progress_format(b, sizeof b, 10, 1, 1000, 10000);
+	CHECK(strcmp(b, "10 records, 1/s, 0%, 2h46m left") == 0);
+	ss_progress_format(b, sizeof b, 7, 0, 100, 1000);
+	CHECK(strcmp(b, "7 records, 7/s, 0%") == 0); /* nothing done: no time left yet */
+	ss_progress_format(b, sizeof b, 7, 120, 100, 1000);
+	CHECK(strcmp(b, "7 records, 7/s, 100%, 0s left") == 0);
+	CHECK(ss_progress_new(SS_PROGRESS_OFF, -1) == NULL);
+}
+
 int
 main(void)
 {
@@ -382,6 +403,7 @@ main(void)
 	test_envelope();
 	test_expr();
 	test_proj();
+	test_progress();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
