@@ -450,6 +450,19 @@ scan_members(const char *p, const char *end, struct ss_jmember *m, size_t max, s
 	}
 }
 
+/* p is after the document's value (NULL: not a valid one): only whitespace may follow. */
+static bool
+value_ends_document(const char *p, const char *end, const char **why)
+{
+	if (p == NULL)
+		return false;
+	if (skip_ws(p, end) != end) {
+		*why = "unexpected text after the JSON value";
+		return false;
+	}
+	return true;
+}
+
 bool
 ss_jscan_document_members(const char *p, const char *end, struct ss_jmember *m, size_t max,
 			  size_t *n, const char **why)
@@ -464,13 +477,7 @@ ss_jscan_document_members(const char *p, const char *end, struct ss_jmember *m, 
 		p = scan_members(p, end, m, max, n, why);
 	else
 		p = ss_jscan_value(p, end, why);
-	if (p == NULL)
-		return false;
-	if (skip_ws(p, end) != end) {
-		*why = "unexpected text after the JSON value";
-		return false;
-	}
-	return true;
+	return value_ends_document(p, end, why);
 }
 
 bool
@@ -480,14 +487,7 @@ ss_jscan_document(const char *p, const char *end, const char **why)
 
 	if (why == NULL)
 		why = &dummy;
-	p = ss_jscan_value(p, end, why);
-	if (p == NULL)
-		return false;
-	if (skip_ws(p, end) != end) {
-		*why = "unexpected text after the JSON value";
-		return false;
-	}
-	return true;
+	return value_ends_document(ss_jscan_value(p, end, why), end, why);
 }
 
 /* ---- plain paths ---- */
