@@ -24,7 +24,7 @@ MANPAGES := $(wildcard man/*.1 man/*.7)
 # Debian packages the build, the tests and the demo need (make deps installs them).
 DEB_PKGS := build-essential librdkafka-dev libsqlite3-dev libjq-dev jq sqlite3 \
             bats bats-assert bats-support kcat bc time valgrind python3 python3-venv mandoc \
-            libavro-dev libjansson-dev libcurl4-openssl-dev \
+            libavro-dev libjansson-dev libcurl4-openssl-dev openssl bsdextrautils man-db \
             openjdk-17-jdk-headless maven clang libclang-rt-14-dev
 # Kafka for the integration suite: its jars come from Maven Central (scripts/kafka-fetch).
 
