@@ -603,14 +603,13 @@ with open("'"$T"'/l", "w") as l, open("'"$T"'/r", "w") as r:
 }
 
 @test "over two files on a terminal: a live line (records, rate, share, time left), taken back; none in a file" {
-	python3 -c '
-for i in range(400000): print("{\"t\":%d,\"s\":\"s%d\",\"v\":\"left-xxxxxxxxxx\"}" % (i * 2, i % 100))' >"$T/l"
-	python3 -c '
-for i in range(400000): print("{\"t\":%d,\"s\":\"s%d\",\"w\":\"right-yyyyyyyy\"}" % (i * 2 + 1, i % 100))' >"$T/r"
+	# big enough that the join outlasts the first redraw (250 ms) on a fast machine
+	awk 'BEGIN { for (i = 0; i < 2000000; i++) printf "{\"t\":%d,\"s\":\"s%d\",\"v\":\"left-xxxxxxxxxx\"}\n", i * 2, i % 100 }' >"$T/l"
+	awk 'BEGIN { for (i = 0; i < 2000000; i++) printf "{\"t\":%d,\"s\":\"s%d\",\"w\":\"right-yyyyyyyy\"}\n", i * 2 + 1, i % 100 }' >"$T/r"
 	on_tty "ss-asof '$T/l' '$T/r' --on .t --by .s >'$T/out'" >"$T/tty"
 	grep -aqE 'ss-asof: [0-9]+ records, [0-9]+/s, [0-9]+%, [0-9hms]+ left' "$T/tty"
 	[ "$(tail -c 4 "$T/tty" | od -An -c | tr -d ' ')" = '\r033[K' ]
-	[ "$(wc -l <"$T/out")" -eq 400000 ]
+	[ "$(wc -l <"$T/out")" -eq 2000000 ]
 	# stderr a file: nothing; --progress: the line even there; --no-progress on a terminal: nothing
 	ss-asof "$T/l" "$T/r" --on .t --by .s 2>"$T/err" >/dev/null
 	[ ! -s "$T/err" ]
