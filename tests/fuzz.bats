@@ -16,7 +16,7 @@ setup_file() {
 		t=$(basename "$src" .c)
 		# shellcheck disable=SC2086
 		cc $san -std=c11 -g -O1 -D_GNU_SOURCE -I"$ROOT/lib" -I"$ROOT/tests/fuzz" -o "$FUZZBIN/$t" \
-			"$src" "$ROOT/tests/fuzz/replay.c" "$ROOT/lib/libss.a" -lrdkafka -lsqlite3 -ljq -lm -lpthread
+			"$src" "$ROOT/tests/fuzz/replay.c" "$ROOT/lib/libss.a" -lrdkafka -lsqlite3 -ljq -lavro -ljansson -lcurl -lm -lpthread
 	done
 }
 
