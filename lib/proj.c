@@ -445,8 +445,9 @@ parse_list(struct parser *ps, enum proj_kind kind, char close)
 			ps->s++;
 			return list;
 		}
-		if (*ps->s++ != ',')
+		if (*ps->s != ',') /* the end of the text too: never step past it */
 			break;
+		ps->s++;
 	}
 	ss_proj_free(list);
 	return NULL;
@@ -483,8 +484,10 @@ ss_proj_compile(const char *text)
 	struct parser ps = {text, 0};
 	ss_proj *p = parse_term(&ps);
 
+	if (p == NULL)
+		return NULL;
 	skip_space(&ps);
-	if (p != NULL && *ps.s == '\0')
+	if (*ps.s == '\0')
 		return p;
 	ss_proj_free(p);
 	return NULL;
