@@ -230,12 +230,6 @@ die_kafka(rd_kafka_resp_err_t err, const char *what)
 	ss_diag_die(ss_kafka_exit_code(err), "%s: %s", what, rd_kafka_err2str(err));
 }
 
-static int64_t
-now_ms(void)
-{
-	return ss_time_mono() / 1000000;
-}
-
 /* Pause or resume one partition in librdkafka. */
 static void
 set_paused(struct consumer *c, const char *topic, struct part *p, bool pause)
@@ -397,16 +391,13 @@ wanted_start(const struct consumer *c, const char *topic, int32_t partition)
 	return s;
 }
 
-/* offsets_for_times on a copy of l with every offset set to ts (-2 earliest, -1 latest). */
+/* The offsets of l's partitions at ts (ss_kafka_offsets_at); any error ends the run. */
 static rd_kafka_topic_partition_list_t *
 list_offsets(struct consumer *c, const rd_kafka_topic_partition_list_t *l, int64_t ts)
 {
-	rd_kafka_topic_partition_list_t *q = rd_kafka_topic_partition_list_copy(l);
 	rd_kafka_resp_err_t err;
+	rd_kafka_topic_partition_list_t *q = ss_kafka_offsets_at(c->rk, l, ts, (int)c->o->k.timeout_ms, &err);
 
-	for (int i = 0; i < q->cnt; i++)
-		q->elems[i].offset = ts;
-	err = rd_kafka_offsets_for_times(c->rk, q, (int)c->o->k.timeout_ms);
 	if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
 		die_kafka(err, "cannot list offsets");
 	for (int i = 0; i < q->cnt; i++)
@@ -619,9 +610,9 @@ static size_t
 wait_for_reader(struct consumer *c)
 {
 	struct pollfd pfd = {.fd = c->o->out_fd, .events = POLLOUT};
-	int64_t until = now_ms() + READER_WAIT_MS;
+	int64_t until = ss_time_mono_ms() + READER_WAIT_MS;
 
-	while (!c->finished && ss_outq_pending(c->out) > HIGH_WATER && now_ms() < until) {
+	while (!c->finished && ss_outq_pending(c->out) > HIGH_WATER && ss_time_mono_ms() < until) {
 		(void)poll(&pfd, 1, 50);
 		drain(c);
 	}
@@ -921,7 +912,7 @@ check_brokers(struct consumer *c, int64_t now)
 static void
 housekeeping(struct consumer *c)
 {
-	int64_t now = now_ms();
+	int64_t now = ss_time_mono_ms();
 
 	/* a reader gone while nothing flows: no write would ever tell */
 	if (ss_outq_reader_gone(c->out)) {
@@ -988,10 +979,10 @@ sink_alive(const struct consumer *c)
 static void
 await_sink(struct consumer *c, const rd_kafka_topic_partition_list_t *l)
 {
-	int64_t until = now_ms() + SINK_WAIT_MS;
+	int64_t until = ss_time_mono_ms() + SINK_WAIT_MS;
 
 	while (!sink_caught_up(c, l) && sink_alive(c)) {
-		if (now_ms() >= until) {
+		if (ss_time_mono_ms() >= until) {
 			ss_diag_warn("rebalance: after %ds, the state still lacks records written for the "
 				     "revoked partitions; handing them over", SINK_WAIT_MS / 1000);
 			return;

@@ -95,20 +95,14 @@ close_cluster(struct inspect *in)
 	return status;
 }
 
-/* offsets_for_times on a copy of l with every offset set to ts (-2: the low watermark,
- * -1: the high watermark, else a time in ms). An error of one partition stays in its
- * element: a listing shows the other partitions. */
+/* The offsets of l's partitions at ts (ss_kafka_offsets_at). An error of one partition
+ * stays in its element: a listing shows the other partitions. */
 static rd_kafka_topic_partition_list_t *
 list_offsets(struct inspect *in, const rd_kafka_topic_partition_list_t *l, int64_t ts)
 {
-	rd_kafka_topic_partition_list_t *q = rd_kafka_topic_partition_list_copy(l);
 	rd_kafka_resp_err_t err;
+	rd_kafka_topic_partition_list_t *q = ss_kafka_offsets_at(in->rk, l, ts, (int)in->o->k->timeout_ms, &err);
 
-	if (q->cnt == 0)
-		return q;
-	for (int i = 0; i < q->cnt; i++)
-		q->elems[i].offset = ts;
-	err = rd_kafka_offsets_for_times(in->rk, q, (int)in->o->k->timeout_ms);
 	if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
 		ss_diag_die(ss_kafka_exit_code(err), "cannot list offsets on %s: %s",
 			    ss_kopts_brokers(in->o->k), rd_kafka_err2str(err));

@@ -429,6 +429,21 @@ ss_kafka_exit_code(rd_kafka_resp_err_t err)
 	}
 }
 
+rd_kafka_topic_partition_list_t *
+ss_kafka_offsets_at(rd_kafka_t *rk, const rd_kafka_topic_partition_list_t *l, int64_t ts, int timeout_ms,
+		    rd_kafka_resp_err_t *err)
+{
+	rd_kafka_topic_partition_list_t *q = rd_kafka_topic_partition_list_copy(l);
+
+	*err = RD_KAFKA_RESP_ERR_NO_ERROR;
+	if (q->cnt == 0)
+		return q;
+	for (int i = 0; i < q->cnt; i++)
+		q->elems[i].offset = ts;
+	*err = rd_kafka_offsets_for_times(rk, q, timeout_ms);
+	return q;
+}
+
 const rd_kafka_metadata_t *
 ss_kafka_metadata_try(rd_kafka_t *rk, const char *topic, int wait_ms, rd_kafka_resp_err_t *err)
 {
@@ -485,12 +500,6 @@ ss_kafka_die_unreachable(const struct ss_kopts *o, rd_kafka_resp_err_t err)
 		    o->timeout_ms / 1000.0, rd_kafka_err2str(err), *last ? ": " : "", last);
 }
 
-static int64_t
-now_ms(void)
-{
-	return ss_time_mono() / 1000000;
-}
-
 /* A person at a terminal is told what a wait that lasts is for, and the line is taken
  * back once the brokers answer; a script (stderr not a terminal) is told nothing. */
 static bool
@@ -506,21 +515,21 @@ announce_wait(const struct ss_kopts *o)
 const rd_kafka_metadata_t *
 ss_kafka_metadata(rd_kafka_t *rk, const struct ss_kopts *o, const char *topic)
 {
-	int64_t deadline = now_ms() + o->timeout_ms, slice, t0;
+	int64_t deadline = ss_time_mono_ms() + o->timeout_ms, slice, t0;
 	const rd_kafka_metadata_t *md;
 	rd_kafka_resp_err_t err;
 	bool said = false;
 
 	for (;;) {
-		t0 = now_ms();
+		t0 = ss_time_mono_ms();
 		slice = deadline - t0 < ANNOUNCE_MS ? deadline - t0 : ANNOUNCE_MS;
 		if ((md = ss_kafka_metadata_try(rk, topic, (int)slice, &err)) != NULL)
 			break;
 		if (ss_kafka_auth_failed())
 			ss_kafka_die_auth();
-		if (now_ms() < t0 + slice) /* failed early: no busy loop */
-			(void)poll(NULL, 0, (int)(t0 + slice - now_ms()));
-		if (now_ms() >= deadline)
+		if (ss_time_mono_ms() < t0 + slice) /* failed early: no busy loop */
+			(void)poll(NULL, 0, (int)(t0 + slice - ss_time_mono_ms()));
+		if (ss_time_mono_ms() >= deadline)
 			break;
 		if (!said)
 			said = announce_wait(o);

@@ -83,6 +83,11 @@ noreturn void ss_kafka_die_unreachable(const struct ss_kopts *o, rd_kafka_resp_e
 bool ss_kafka_auth_failed(void);
 /* Exit 77 with the authentication failure librdkafka reported, and a hint. */
 noreturn void ss_kafka_die_auth(void);
+/* rd_kafka_offsets_for_times on a copy of l with every offset set to ts (-2: the low
+ * watermark, -1: the high watermark, else a time in ms). *err is the call's error; each
+ * partition's own is in its element. The copy is the caller's to destroy. */
+rd_kafka_topic_partition_list_t *ss_kafka_offsets_at(rd_kafka_t *rk, const rd_kafka_topic_partition_list_t *l,
+						     int64_t ts, int timeout_ms, rd_kafka_resp_err_t *err);
 /* The exit status an error should end the run with: 75 for unavailable brokers and time
  * outs, 77 for authentication and authorization failures, 1 for everything else. */
 int ss_kafka_exit_code(rd_kafka_resp_err_t err);

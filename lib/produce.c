@@ -428,12 +428,6 @@ print_dry(struct producer *pr, const struct record *r)
 	ss_writer_write(pr->dry, b->data, b->len);
 }
 
-static int64_t
-now_ms(void)
-{
-	return ss_time_mono() / 1000000;
-}
-
 static void
 check_topic(struct producer *pr, const rd_kafka_metadata_t *md)
 {
@@ -459,18 +453,18 @@ idle_wait(struct producer *pr, struct pollfd *pfd)
 {
 	const rd_kafka_metadata_t *md;
 	rd_kafka_resp_err_t err;
-	int64_t until = now_ms() + 100;
+	int64_t until = ss_time_mono_ms() + 100;
 
 	if (pr->dry == NULL && !pr->connected) {
 		if ((md = ss_kafka_metadata_try(pr->rk, pr->o->topic, 100, &err)) != NULL) {
 			check_topic(pr, md);
 			return;
 		}
-		if (now_ms() >= pr->connect_by)
+		if (ss_time_mono_ms() >= pr->connect_by)
 			ss_kafka_die_unreachable(&pr->o->k, err);
 	}
-	if (now_ms() < until)
-		(void)poll(pfd, 1, (int)(until - now_ms()));
+	if (ss_time_mono_ms() < until)
+		(void)poll(pfd, 1, (int)(until - ss_time_mono_ms()));
 }
 
 /* Hand a record to librdkafka, waiting while its queue is full. */
@@ -627,7 +621,7 @@ connect_producer(struct producer *pr)
 	rd_kafka_conf_set_dr_msg_cb(conf, dr_msg_cb);
 	pr->rk = ss_kafka_new(RD_KAFKA_PRODUCER, conf);
 	pr->rkt = rd_kafka_topic_new(pr->rk, o->topic, NULL);
-	pr->connect_by = now_ms() + o->k.timeout_ms;
+	pr->connect_by = ss_time_mono_ms() + o->k.timeout_ms;
 }
 
 /* With a registry, the subject's schema id is settled now: TOPIC-key or TOPIC-value. */

@@ -342,3 +342,9 @@ ss_time_mono(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * NS_PER_S + ts.tv_nsec;
 }
+
+int64_t
+ss_time_mono_ms(void)
+{
+	return ss_time_mono() / 1000000;
+}

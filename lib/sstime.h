@@ -28,4 +28,6 @@ void ss_time_format(int64_t ns, char *buf, size_t size);
 /* Wall clock now, and monotonic now, in ns. */
 int64_t ss_time_now(void);
 int64_t ss_time_mono(void);
+/* Monotonic now in ms (deadlines counted against librdkafka's ms timeouts). */
+int64_t ss_time_mono_ms(void);
 #endif
