@@ -6,6 +6,10 @@ load '/usr/lib/bats/bats-assert/load'
 ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 [ -d "$ROOT/bin" ] || ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 export PATH="$ROOT/bin:$PATH"
+# script(1) runs its command with $SHELL; a CI runner may leave it unset (then /bin/sh,
+# dash here), and the commands the tests give it use bash (process substitution).
+SHELL=$(command -v bash)
+export SHELL
 
 common_setup() {
 	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/ss-test.XXXXXX")
