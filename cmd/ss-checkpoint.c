@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -645,6 +646,26 @@ cmd_pulse(const char *db, int argc, char **argv)
 
 /* ---- status ---- */
 
+/* The width of the terminal on stdout: $COLUMNS, else what the terminal says, else 80. */
+static int
+terminal_width(void)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+	char *end;
+	long n;
+
+	if (env != NULL) {
+		errno = 0;
+		n = strtol(env, &end, 10);
+		if (!errno && end != env && !*end && n > 0 && n <= INT_MAX)
+			return (int)n;
+	}
+	if (ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
+}
+
 static int
 cmd_status(const char *db, int argc, char **argv)
 {
@@ -666,7 +687,9 @@ cmd_status(const char *db, int argc, char **argv)
 		ss_diag_usage_error(usage, "status: unexpected argument: %s", argv[optind + 1]);
 	if (argc - optind == 1)
 		checkpoint = argv[optind];
-	n = ss_checkpoint_status(db, checkpoint, json, stdout);
+	/* a person at a terminal also gets each dependency's last day */
+	n = ss_checkpoint_status(db, checkpoint, json, !json && isatty(1) ? terminal_width() : 0,
+	    stdout);
 	if (fflush(stdout) == EOF)
 		ss_diag_die(SS_EXIT_DATA, "<stdout>: %s", strerror(errno));
 	if (checkpoint && n == 0)

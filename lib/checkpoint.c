@@ -91,6 +91,12 @@ ss_checkpoint_take_seeks(const char *db_path, const char *checkpoint,
 
 /* ---- the state file ---- */
 
+/* Episodes are kept for a day after they end, the span of status's timeline (ns; no
+ * suffix, so that it reads the same in SQL). */
+#define HISTORY_NS 86400000000000
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS ss_checkpoint("
     " name TEXT PRIMARY KEY, marker INTEGER, down_marker INTEGER,"
@@ -115,7 +121,11 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS ss_checkpoint_dependency_partition("
     " checkpoint TEXT NOT NULL, name TEXT NOT NULL, topic TEXT NOT NULL,"
     " partition INTEGER NOT NULL, marker INTEGER NOT NULL, seen INTEGER NOT NULL,"
-    " idle INTEGER NOT NULL, PRIMARY KEY(checkpoint, name, topic, partition));";
+    " idle INTEGER NOT NULL, PRIMARY KEY(checkpoint, name, topic, partition));"
+    /* the episodes of each dependency, for status's timeline: ended NULL while open */
+    "CREATE TABLE IF NOT EXISTS ss_checkpoint_episode("
+    " checkpoint TEXT NOT NULL, dependency TEXT NOT NULL, began INTEGER NOT NULL,"
+    " ended INTEGER);";
 
 /* Columns added after the first version: a state file written by an earlier one gains
  * them when a heartbeat or pulse opens it (status reads any). The state of a partition
@@ -803,10 +813,14 @@ episode_begin(ss_checkpoint_pulse *p)
 	    " WHERE checkpoint = ?1");
 	sqlite3_stmt *down = db_prep(p->db, "UPDATE ss_checkpoint_dependency SET down = 1"
 	    " WHERE checkpoint = ?1 AND name = ?2");
+	sqlite3_stmt *hist = db_prep(p->db, "INSERT INTO ss_checkpoint_episode(checkpoint,"
+	    " dependency, began) VALUES(?1, ?2, ?3)");
 	int64_t now = wall_now();
 	int i;
 
 	p->episode_start = now;
+	text_bind(hist, 1, p->checkpoint);
+	sqlite3_bind_int64(hist, 3, now);
 	text_bind(ck, 1, p->checkpoint);
 	sqlite3_bind_int64(ck, 2, p->down_marker);
 	sqlite3_bind_int64(ck, 3, now);
@@ -821,11 +835,14 @@ episode_begin(ss_checkpoint_pulse *p)
 			continue;
 		text_bind(down, 2, d->name);
 		db_done(down);
+		text_bind(hist, 2, d->name);
+		db_done(hist);
 		event_add(p, "downtime", d->name, downtime_jv(p, d, now));
 	}
 	sqlite3_finalize(ck);
 	sqlite3_finalize(save);
 	sqlite3_finalize(down);
+	sqlite3_finalize(hist);
 }
 
 /* The offsets remembered at downtime become seek requests (the first offset to
@@ -840,6 +857,11 @@ episode_end(ss_checkpoint_pulse *p)
 		"UPDATE ss_checkpoint_offset SET saved = NULL WHERE checkpoint = ?1",
 		"UPDATE ss_checkpoint_dependency SET down = 0 WHERE checkpoint = ?1",
 		"UPDATE ss_checkpoint SET down_marker = NULL, episode_end = ?2 WHERE name = ?1",
+		"UPDATE ss_checkpoint_episode SET ended = ?2 WHERE checkpoint = ?1"
+		" AND ended IS NULL",
+		/* status draws the last day: older episodes go */
+		"DELETE FROM ss_checkpoint_episode WHERE checkpoint = ?1 AND ended < ?2 - "
+		STR(HISTORY_NS),
 	};
 	int64_t now = wall_now();
 	size_t i;
@@ -894,6 +916,22 @@ parts_load(ss_checkpoint_pulse *p)
 		    &p->marker);
 }
 
+/* An episode in progress in a file from before the episodes table: it has no row yet
+ * (its dependencies are those marked down). */
+static void
+episode_resume(ss_checkpoint_pulse *p)
+{
+	sqlite3_stmt *st = db_prep(p->db, "INSERT INTO ss_checkpoint_episode(checkpoint,"
+	    " dependency, began) SELECT ?1, name, ?2 FROM ss_checkpoint_dependency"
+	    " WHERE checkpoint = ?1 AND down = 1 AND NOT EXISTS (SELECT 1 FROM"
+	    " ss_checkpoint_episode WHERE checkpoint = ?1 AND ended IS NULL)");
+
+	text_bind(st, 1, p->checkpoint);
+	sqlite3_bind_int64(st, 2, p->episode_start);
+	db_done(st);
+	sqlite3_finalize(st);
+}
+
 static void
 pulse_load(ss_checkpoint_pulse *p)
 {
@@ -911,6 +949,8 @@ pulse_load(ss_checkpoint_pulse *p)
 	sqlite3_finalize(st);
 	parts_load(p);
 	deps_read(p, true);
+	if (p->paused)
+		episode_resume(p);
 }
 
 /* Register the checkpoint and the dependencies' thresholds (for status). */
@@ -1213,8 +1253,9 @@ parts_sql(char *buf, size_t size, const char *table, bool states, const char *wh
  * opens it read-only). */
 struct status_ctx {
 	sqlite3 *db;
-	bool dep_parts, parts, dep_states, states;
+	bool dep_parts, parts, dep_states, states, episodes;
 	int64_t now;
+	int cells; /* of each dependency's timeline on a terminal; 0: none */
 };
 
 static jv
@@ -1384,8 +1425,135 @@ waiting_table(jv dep, FILE *out)
 	jv_free(w);
 }
 
+/* ---- status on a terminal: a timeline of each dependency's last day ---- */
+
+#define TIMELINE_INDENT 4
+/* room kept right of the timeline for "  1h30m behind" */
+#define TIMELINE_NOTE 16
+
+/* The most cells of a day's timeline (30 min, 1 h or 2 h each) that fit in width
+ * columns with the note, else the coarsest alone; 0 when not even that fits. */
+static int
+timeline_cells(int width)
+{
+	static const int cells[] = { 48, 24, 12 };
+	size_t i;
+
+	for (i = 0; i < sizeof cells / sizeof *cells; i++)
+		if (TIMELINE_INDENT + cells[i] + TIMELINE_NOTE <= width)
+			return cells[i];
+	return TIMELINE_INDENT + cells[i - 1] <= width ? cells[i - 1] : 0;
+}
+
+/* Episodes of a dependency that end after `from` (open ones end now). A file from
+ * before the episodes table knows only the one in progress. */
+static sqlite3_stmt *
+episodes_query(const struct status_ctx *c, const char *checkpoint, const char *dependency,
+    int64_t from)
+{
+	sqlite3_stmt *st = db_prep(c->db, c->episodes ?
+	    "SELECT began, coalesce(ended, ?3) FROM ss_checkpoint_episode WHERE checkpoint = ?1"
+	    " AND dependency = ?2 AND coalesce(ended, ?3) > ?4" :
+	    "SELECT k.episode_start, ?3 FROM ss_checkpoint k JOIN ss_checkpoint_dependency d"
+	    " ON d.checkpoint = k.name WHERE k.name = ?1 AND d.name = ?2 AND d.down"
+	    " AND k.episode_start IS NOT NULL AND ?3 > ?4");
+
+	text_bind(st, 1, checkpoint);
+	text_bind(st, 2, dependency);
+	sqlite3_bind_int64(st, 3, c->now);
+	sqlite3_bind_int64(st, 4, from);
+	return st;
+}
+
+/* down[i]: ns of cell i (of c->cells over the day before now) the dependency was down */
 static void
-status_table(jv s, FILE *out)
+timeline_fill(const struct status_ctx *c, const char *checkpoint, const char *dependency,
+    int64_t *down)
+{
+	int64_t from = c->now - HISTORY_NS, cell = HISTORY_NS / c->cells;
+	sqlite3_stmt *st = episodes_query(c, checkpoint, dependency, from);
+	int i;
+
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t b = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
+
+		for (i = 0; i < c->cells; i++) {
+			int64_t lo = from + i * cell, hi = lo + cell;
+			int64_t start = b > lo ? b : lo, end = e < hi ? e : hi;
+
+			if (end > start)
+				down[i] += end - start;
+		}
+	}
+	sqlite3_finalize(st);
+}
+
+/* Down the whole cell, part of it, or up. */
+static const char *
+cell_glyph(int64_t down, int64_t cell)
+{
+	return down >= cell ? "\u2588" : down > 0 ? "\u2584" : "\u2581";
+}
+
+/* "  45m behind" from the dependency's lag; nothing when not known. */
+static void
+behind_note(jv dep, char *buf, size_t size)
+{
+	jv lag = jv_object_get(jv_copy(dep), jv_string("lag"));
+	char d[48];
+
+	buf[0] = '\0';
+	if (jv_get_kind(lag) == JV_KIND_NUMBER && jv_number_value(lag) > 0) {
+		duration_format(jv_number_value(lag), d, sizeof d);
+		snprintf(buf, size, "  %s behind", d);
+	} else if (jv_get_kind(lag) == JV_KIND_NUMBER) {
+		snprintf(buf, size, "  not behind");
+	}
+	jv_free(lag);
+}
+
+/* The dependency's last day, one cell per column, oldest left, and how far behind it
+ * is; the note only when it fits the terminal. */
+static void
+timeline_row(const struct status_ctx *c, jv s, jv dep, int width, FILE *out)
+{
+	jv checkpoint = jv_object_get(jv_copy(s), jv_string("checkpoint"));
+	jv name = jv_object_get(jv_copy(dep), jv_string("dependency"));
+	int64_t *down = ss_xmalloc(c->cells * sizeof *down);
+	char note[64];
+	int i;
+
+	memset(down, 0, c->cells * sizeof *down);
+	timeline_fill(c, jv_string_value(checkpoint), jv_string_value(name), down);
+	behind_note(dep, note, sizeof note);
+	fprintf(out, "%*s", TIMELINE_INDENT, "");
+	for (i = 0; i < c->cells; i++)
+		fputs(cell_glyph(down[i], HISTORY_NS / c->cells), out);
+	fprintf(out, "%s\n", TIMELINE_INDENT + c->cells + (int)strlen(note) <= width ? note : "");
+	free(down);
+	jv_free(checkpoint);
+	jv_free(name);
+}
+
+/* Under the timelines: "24h ago" from the left edge, "12h ago" from the middle (when
+ * there is room), "now" up to the right edge. */
+static void
+timeline_axis(const struct status_ctx *c, FILE *out)
+{
+	char axis[64];
+	int n = c->cells;
+
+	memset(axis, ' ', n);
+	axis[n] = '\0';
+	memcpy(axis, "24h ago", 7);
+	if (n >= 24)
+		memcpy(axis + n / 2, "12h ago", 7);
+	memcpy(axis + n - 3, "now", 3);
+	fprintf(out, "%*s%s\n", TIMELINE_INDENT, "", axis);
+}
+
+static void
+status_table(const struct status_ctx *ctx, jv s, int width, FILE *out)
 {
 	char a[64], b[64], c[64], d[64], e[64];
 	jv offs = jv_object_get(jv_copy(s), jv_string("offsets"));
@@ -1424,10 +1592,14 @@ status_table(jv s, FILE *out)
 		    field_text(o, "dependency", a, sizeof a), field_text(o, "state", b, sizeof b),
 		    field_text(o, "marker", c, sizeof c), field_text(o, "threshold", d, sizeof d),
 		    field_text(o, "lag", e, sizeof e));
+		if (ctx->cells > 0)
+			timeline_row(ctx, s, o, width, out);
 		parts_table(o, true, out);
 		waiting_table(o, out);
 		jv_free(o);
 	}
+	if (ctx->cells > 0 && n > 0)
+		timeline_axis(ctx, out);
 	jv_free(offs);
 	jv_free(deps);
 }
@@ -1444,7 +1616,8 @@ has_tables(sqlite3 *db)
 }
 
 int
-ss_checkpoint_status(const char *db_path, const char *checkpoint, bool json, FILE *out)
+ss_checkpoint_status(const char *db_path, const char *checkpoint, bool json, int width,
+    FILE *out)
 {
 	struct status_ctx c;
 	sqlite3 *db;
@@ -1463,7 +1636,9 @@ ss_checkpoint_status(const char *db_path, const char *checkpoint, bool json, FIL
 	    .parts = has_column(db, "ss_checkpoint_offset", "marker"),
 	    .dep_states = has_column(db, "ss_checkpoint_dependency", "waiting") &&
 	        has_column(db, "ss_checkpoint_dependency_partition", "state"),
-	    .states = has_column(db, "ss_checkpoint_offset", "state") };
+	    .states = has_column(db, "ss_checkpoint_offset", "state"),
+	    .episodes = has_column(db, "ss_checkpoint_episode", "began"),
+	    .cells = json ? 0 : timeline_cells(width) };
 	st = db_prep(db, "SELECT name FROM ss_checkpoint UNION SELECT checkpoint FROM"
 	    " ss_checkpoint_dependency ORDER BY 1");
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -1480,7 +1655,7 @@ ss_checkpoint_status(const char *db_path, const char *checkpoint, bool json, FIL
 			jv_free(text);
 		} else {
 			fprintf(out, "%s", n ? "\n" : "");
-			status_table(s, out);
+			status_table(&c, s, width, out);
 			jv_free(s);
 		}
 		n++;

@@ -23,6 +23,9 @@
  *     state) per partition of the dependent stream: the last offset pulse passed, the
  *     offset remembered at downtime, and as for a dependency's partitions.
  *   ss_checkpoint_event: events committed with their state change, not yet delivered.
+ *   ss_checkpoint_episode(checkpoint, dependency, began, ended): per dependency down in
+ *     an episode, its wall-clock start and end (NULL while open), written by pulse and
+ *     kept for a day after it ends (status draws them).
  *
  * Markers of partitioned streams: a topic's partitions arrive interleaved at their own
  * speeds, and a consumer may deliver one's backlog whole before the next one's first
@@ -117,8 +120,12 @@ bool ss_checkpoint_pulse_poll(ss_checkpoint_pulse *p);
 void ss_checkpoint_pulse_close(ss_checkpoint_pulse *p);
 
 /* status: each checkpoint (or only `checkpoint`, if not NULL) as one NDJSON line or as
- * a table. Returns the number of checkpoints shown; exits 1 if the file does not exist. */
-int ss_checkpoint_status(const char *db_path, const char *checkpoint, bool json, FILE *out);
+ * a table. width: 0 for the plain table; a terminal's columns to add, under each
+ * dependency, its downtime over the last day as a line of cells and how far behind it
+ * is (none when the terminal is too narrow). Returns the number of checkpoints shown;
+ * exits 1 if the file does not exist. */
+int ss_checkpoint_status(const char *db_path, const char *checkpoint, bool json, int width,
+    FILE *out);
 
 /* Run cmd with /bin/sh -c, SS_EVENT=json and the given SS_CHECKPOINT/SS_DEPENDENCY
  * (dependency may be NULL) in its environment, stdin from /dev/null, stdout to stderr

@@ -751,3 +751,113 @@ status_json() { ss-checkpoint "$T/st.db" status activity --json; }
 	kill "$w"
 	[ ! -s "$T/err" ]
 }
+
+# Status on a terminal: under each dependency its last day as 48 cells of 30 minutes
+# (█ down all of it, ▄ part of it, ▁ up) and how far behind it is; times of episodes
+# are wall clock, so the tests place them relative to now, edges mid-cell.
+H=3600000000000
+now_ns() { echo $(($(date +%s) * 1000000000)); }
+# cells N GLYPH: GLYPH N times
+cells() { local i s=; for ((i = 0; i < $1; i++)); do s+=$2; done; printf %s "$s"; }
+tty_status() { on_tty "COLUMNS=${1:-80} ss-checkpoint '$T/st.db' status activity" | tr -d '\r'; }
+# two dependencies 20m behind, up, no episode yet
+two_deps() {
+	wth 10:00 | hb activity weather >/dev/null
+	wth 10:00 | hb activity news >/dev/null
+	act 10:20 | timeout 20 ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h \
+		--dependency news=1h >/dev/null
+}
+# weather: one episode ended 25h ago (not drawn), one across the left edge, one of 1h30m
+# mid-cell to mid-cell, one open since 45m ago
+weather_episodes() {
+	local n
+	n=$(now_ns)
+	q "INSERT INTO ss_checkpoint_episode VALUES
+		('activity', 'weather', $n - 30 * $H, $n - 26 * $H),
+		('activity', 'weather', $n - 25 * $H, $n - 23 * $H - $H / 4),
+		('activity', 'weather', $n - 20 * $H - $H / 4, $n - 18 * $H - 3 * $H / 4),
+		('activity', 'weather', $n - 3 * $H / 4, NULL)"
+}
+
+@test "status on a terminal: each dependency's last day in cells, how far behind it is" {
+	two_deps
+	weather_episodes
+	run tty_status
+	assert_success
+	assert_line "  weather          up    2023-01-01T10:00:00Z     1h        20m"
+	assert_line "    █▄$(cells 5 ▁)▄██▄$(cells 35 ▁)▄█  20m behind"
+	assert_line "    $(cells 48 ▁)  20m behind"
+	assert_line "    24h ago                 12h ago              now"
+	# each timeline right under its dependency, the axis once after them
+	[ "${lines[6]}" = "    $(cells 48 ▁)  20m behind" ]
+	[ "${lines[8]}" = "    █▄$(cells 5 ▁)▄██▄$(cells 35 ▁)▄█  20m behind" ]
+	[ "${#lines[@]}" = 10 ]
+}
+
+@test "status on a terminal: --json and a pipe get what they got before, byte for byte" {
+	two_deps
+	weather_episodes
+	ss-checkpoint "$T/st.db" status activity >"$T/piped"
+	ss-checkpoint "$T/st.db" status activity --json >"$T/json"
+	on_tty "ss-checkpoint '$T/st.db' status activity --json" | tr -d '\r' >"$T/json-tty"
+	cmp "$T/json" "$T/json-tty"
+	jq -e '.dependencies | map(.dependency) == ["news", "weather"]' "$T/json"
+	[ "$(grep -c '▁\|24h ago' "$T/piped")" = 0 ]
+	# the terminal's table is the pipe's with the timelines added
+	tty_status | grep -v '▁\|24h ago' | cmp - "$T/piped"
+	[ "$(tty_status | grep -c '▁')" = 2 ]
+}
+
+@test "status on a narrow terminal: fewer, longer cells, never wider than it" {
+	two_deps
+	weather_episodes
+	# 1h cells: the edge episode leaves 45m of the first hour, the open one 45m of the last
+	run tty_status 45
+	assert_line "    ▄▁▁▄█▄$(cells 17 ▁)▄  20m behind"
+	assert_line "    24h ago     12h ago  now"
+	# 2h cells, the note still fits in 30 columns; in 20 it is left out
+	run tty_status 30
+	assert_line "    ▄▄▄$(cells 8 ▁)▄  20m behind"
+	assert_line "    24h ago  now"
+	run tty_status 20
+	assert_line "    ▄▄▄$(cells 8 ▁)▄"
+	for w in 80 45 30 20 16 15; do
+		[ "$(tty_status "$w" | grep '▁\|24h ago' | python3 -c 'import sys
+print(max([len(l.rstrip("\n")) for l in sys.stdin.buffer.read().decode().splitlines(True)] + [0]))')" -le "$w" ]
+	done
+	# too narrow for even 12 cells: the table alone
+	[ "$(tty_status 15 | grep -c '▁')" = 0 ]
+}
+
+@test "status on a terminal: a downtime pulse detects runs to the right edge, its end is kept" {
+	wth 10:00 | hb activity weather >/dev/null
+	pulse_bg --dependency weather --threshold 1h
+	envl 0 11:30 a >&8
+	wait_until has_events downtime 1
+	[ "$(q "SELECT dependency, ended IS NULL FROM ss_checkpoint_episode")" = "weather|1" ]
+	run tty_status
+	assert_line "    $(cells 47 ▁)▄  1h30m behind"
+	wth 11:31 | hb activity weather >/dev/null
+	wait_until has_events recovery 1
+	finish_pulse
+	[ "$(q "SELECT count(*) FROM ss_checkpoint_episode WHERE ended >= began")" = 1 ]
+	run tty_status
+	assert_line "    $(cells 47 ▁)▄  not behind"
+}
+
+@test "status on a terminal: a file from before the episodes table shows the episode in progress" {
+	two_deps
+	local n
+	n=$(now_ns)
+	q "DROP TABLE IF EXISTS ss_checkpoint_episode;
+	   UPDATE ss_checkpoint SET down_marker = marker, episode_start = $n - 3 * $H / 4;
+	   UPDATE ss_checkpoint_dependency SET down = 1 WHERE name = 'weather'"
+	run tty_status
+	assert_line "    $(cells 46 ▁)▄█  20m behind"
+	assert_line "    $(cells 48 ▁)  20m behind"
+	# the next pulse, started paused, records it; the heartbeat past it ends it
+	wth 11:00 | hb activity weather >/dev/null
+	: | timeout 20 ss-checkpoint "$T/st.db" pulse activity --dependency weather=1h \
+		--dependency news=1h --events "$T/events" >/dev/null
+	[ "$(q "SELECT dependency, began = $n - 3 * $H / 4, ended > began FROM ss_checkpoint_episode")" = "weather|1|1" ]
+}
