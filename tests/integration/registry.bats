@@ -58,6 +58,13 @@ while b:
     b = b[4 + n:]'
 }
 
+# running PID: the process exists and is not a zombie (this machine's init may leave a
+# stopped JVM unreaped, and kill -0 succeeds on a zombie)
+running() {
+	local st
+	st=$(ps -o stat= -p "$1") && [[ $st != Z* ]]
+}
+
 # the value of each line of ss-consume's output, as its exact text
 values() { sed 's/.*,"value":\(.*\),"headers":{}}$/\1/'; }
 
@@ -160,4 +167,61 @@ assert a == b, (a, b)' "$T/fetched.avsc" "$KAFKA_TMP/w.avsc"
 	run ss-consume -b "$BROKERS" -e --value-format avro --schema-registry "$REGISTRY" --on-error skip "$t"
 	assert_success
 	assert_output --partial "(skipped)"
+}
+
+@test "registry-fetch is idempotent: a second run is a no-op that prints the app dir" {
+	run "$SS_SCRIPTS/registry-fetch"
+	assert_success
+	app=$output
+	[ -f "$app/registry.jar" ] && [ -f "$app/.complete" ]
+	ls "$app/lib" | grep -q '^io\.apicurio\.apicurio-registry-common-'
+	# the registry's app jar is the application itself, not also a library
+	run bash -c "ls '$app/lib' | grep -c apicurio-registry-app"
+	assert_output 0
+}
+
+@test "registry-up and registry-down refuse bad usage" {
+	run "$SS_SCRIPTS/registry-up"
+	assert_failure 64
+	run "$SS_SCRIPTS/registry-up" "$T/r" notaport
+	assert_failure 64
+	run "$SS_SCRIPTS/registry-down"
+	assert_failure 64
+	# a port already taken (the shared registry's)
+	port=$(sed 's|^http://127.0.0.1:\([0-9]*\)/.*|\1|' "$KAFKA_TMP/registry/url")
+	run "$SS_SCRIPTS/registry-up" "$T/r" "$port"
+	assert_failure 75
+	assert_output --partial "port $port is already in use"
+}
+
+@test "registry-down stops it (pid gone, port closed) and is idempotent; a watchdog stops one whose watched pid is gone" {
+	sleep 600 &
+	watched=$!
+	run env SS_REGISTRY_WATCH_PID=$watched "$SS_SCRIPTS/registry-up" "$T/r"
+	assert_success
+	url=${output#REGISTRY=}
+	pid=$(cat "$T/r/registry.pid")
+	curl -sf "$url/subjects" >/dev/null
+	kill "$watched"
+	wait "$watched" || true   # reaped: a zombie would still answer kill -0
+	for _ in $(seq 100); do running "$pid" || break; sleep 0.2; done
+	run running "$pid"
+	assert_failure
+	grep -q 'registry-up watchdog' "$T/r/registry.log"
+	run curl -sf "$url/subjects"
+	assert_failure
+	# up again in the same DIR, then down twice
+	run "$SS_SCRIPTS/registry-up" "$T/r"
+	assert_success
+	url=${output#REGISTRY=}
+	pid=$(cat "$T/r/registry.pid")
+	run "$SS_SCRIPTS/registry-down" "$T/r"
+	assert_success
+	run running "$pid"
+	assert_failure
+	run curl -sf "$url/subjects"
+	assert_failure
+	[ ! -e "$T/r/registry.pid" ]
+	run "$SS_SCRIPTS/registry-down" "$T/r"
+	assert_success
 }
