@@ -156,6 +156,26 @@ assert a == b, (a, b)' "$T/fetched.avsc" "$KAFKA_TMP/w.avsc"
 	assert_output --partial "subject $t-nosuch-value: HTTP 404"
 }
 
+@test "two versions of a subject in one topic: each record read with its own writer schema" {
+	t=$(kafka_topic_name)
+	kafka_create_topic "$t" 1
+	echo '{"type":"record","name":"P","fields":[{"name":"a","type":"long"}]}' >"$T/v1.avsc"
+	echo '{"type":"record","name":"P","fields":[{"name":"a","type":"long"},{"name":"b","type":"string","default":"d"}]}' >"$T/v2.avsc"
+	echo '{"a":1}' | ss-produce -b "$BROKERS" --value-format avro --value-schema "$T/v1.avsc" --schema-registry "$REGISTRY" "$t"
+	echo '{"a":2,"b":"x"}' | ss-produce -b "$BROKERS" --value-format avro --value-schema "$T/v2.avsc" --schema-registry "$REGISTRY" "$t"
+	run curl -sf "$REGISTRY/subjects/$t-value/versions"
+	assert_output "[1,2]"
+	run ss-consume -b "$BROKERS" -e --value-format avro --schema-registry "$REGISTRY" "$t"
+	assert_success
+	assert_line --index 0 --partial '"value":{"a":1},'
+	assert_line --index 1 --partial '"value":{"a":2,"b":"x"},'
+	# two ids, the registry's own for each version
+	raw_values "$t" | "$PY" "$AW" --read "$T/v1.avsc" | cut -d' ' -f2 >"$T/ids"
+	[ "$(sort -u "$T/ids" | wc -l)" -eq 2 ]
+	[ "$(sed -n 1p "$T/ids")" = "$(curl -sf "$REGISTRY/subjects/$t-value/versions/1" | jq .id)" ]
+	[ "$(sed -n 2p "$T/ids")" = "$(curl -sf "$REGISTRY/subjects/$t-value/versions/2" | jq .id)" ]
+}
+
 @test "an id unknown to the real registry: exit 1 with its message; --on-error skip passes it" {
 	t=$(kafka_topic_name)
 	kafka_create_topic "$t" 1
