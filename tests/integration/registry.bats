@@ -62,7 +62,8 @@ while b:
 # stopped JVM unreaped, and kill -0 succeeds on a zombie)
 running() {
 	local st
-	st=$(ps -o stat= -p "$1") && [[ $st != Z* ]]
+	st=$(sed -n 's/^[0-9]* (.*) \([A-Za-z]\) .*/\1/p' "/proc/$1/stat" 2>/dev/null)
+	[[ -n $st && $st != Z ]]
 }
 
 # the value of each line of ss-consume's output, as its exact text
