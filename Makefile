@@ -25,7 +25,7 @@ MANPAGES := $(wildcard man/*.1 man/*.7)
 DEB_PKGS := build-essential librdkafka-dev libsqlite3-dev libjq-dev jq sqlite3 \
             bats bats-assert bats-support kcat bc time valgrind python3 python3-venv mandoc \
             libavro-dev libjansson-dev libcurl4-openssl-dev openssl bsdextrautils man-db \
-            openjdk-17-jdk-headless maven clang libclang-rt-14-dev
+            openjdk-17-jdk-headless maven curl clang libclang-rt-14-dev
 # Kafka and a schema registry for the integration suite: from Maven Central, by Maven
 # (scripts/kafka-fetch, scripts/registry-fetch).
 
