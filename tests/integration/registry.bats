@@ -78,6 +78,10 @@ values() { sed 's/.*,"value":\(.*\),"headers":{}}$/\1/'; }
 	assert_output "REGISTRY=$REGISTRY"
 	run curl -s "$REGISTRY/schemas/ids/987654"
 	echo "$output" | jq -e '.error_code == 40403'
+	# the build step scripts/registry-build supplies (config-index-deployment) found the
+	# registry's run-time settings
+	curl -sf "${REGISTRY%/apis/ccompat/v7}/apis/registry/v2/admin/config/properties" |
+		jq -e 'map(.name) | index("registry.ccompat.legacy-id-mode.enabled") != null'
 }
 
 @test "fastavro's records in the wire format, schema registered by the test, read by ss-consume --schema-registry" {
