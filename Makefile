@@ -25,8 +25,9 @@ MANPAGES := $(wildcard man/*.1 man/*.7)
 DEB_PKGS := build-essential librdkafka-dev libsqlite3-dev libjq-dev jq sqlite3 \
             bats bats-assert bats-support kcat bc time valgrind python3 python3-venv mandoc \
             libavro-dev libjansson-dev libcurl4-openssl-dev openssl bsdextrautils man-db \
-            openjdk-17-jdk-headless maven clang libclang-rt-14-dev
-# Kafka for the integration suite: its jars come from Maven Central (scripts/kafka-fetch).
+            openjdk-17-jdk-headless maven curl clang libclang-rt-14-dev
+# Kafka and a schema registry for the integration suite: from Maven Central, by Maven
+# (scripts/kafka-fetch, scripts/registry-fetch).
 
 # keep objects between builds (make would delete them as intermediates)
 .SECONDARY:

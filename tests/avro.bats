@@ -3,7 +3,8 @@
 # cluster, with a schema file (plain Avro binary) or a schema registry (the wire format).
 # A real Avro writer and reader, Python's fastavro (scripts/test-venv installs it), writes
 # and reads the other side. The registry here is tests/registry.py, a stand-in that
-# answers as the Confluent API does (see that file).
+# answers as the Confluent API does (see that file); tests/integration/registry.bats runs
+# against a real one.
 load helpers
 load kafka
 

@@ -2,12 +2,13 @@
 """tests/registry.py PORTFILE: a stand-in for a Confluent-compatible schema registry on
 127.0.0.1 (an ephemeral port, written to PORTFILE), for the unit-level tests of the
 registry client. Its answers are shaped as Confluent's Schema Registry API reference
-documents them (written from that reference, not recorded from a live registry: none could
-be run here): GET /schemas/ids/ID -> {"schema": "..."}; POST /subjects/S/versions ->
-{"id": N} (the same id again for a schema already registered); GET
-/subjects/S/versions/latest -> {"subject", "version", "id", "schema"}; errors ->
-{"error_code": 40403, "message": "Schema 7 not found"} with HTTP 404. Every request is
-logged to PORTFILE.log as "METHOD PATH". It stops after 10 minutes whatever happens."""
+documents them (written from that reference; tests/integration/registry.bats runs ss
+against a real registry, Apicurio's, through scripts/registry-up): GET /schemas/ids/ID ->
+{"schema": "..."}; POST /subjects/S/versions -> {"id": N} (the same id again for a schema
+already registered); GET /subjects/S/versions/latest -> {"subject", "version", "id",
+"schema"}; errors -> {"error_code": 40403, "message": "Schema 7 not found"} with HTTP 404.
+Every request is logged to PORTFILE.log as "METHOD PATH". It stops after 10 minutes
+whatever happens."""
 import json, sys, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 

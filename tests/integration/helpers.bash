@@ -62,6 +62,9 @@ kafka_start_second() {
 kafka_teardown_file() {
   [[ -n ${KAFKA_TMP:-} && -d $KAFKA_TMP ]] || return 0
   local d rc=0
+  if [[ -f $KAFKA_TMP/registry/registry.pid ]]; then
+    "$SS_SCRIPTS/registry-down" "$KAFKA_TMP/registry" || rc=1
+  fi
   for d in "$KAFKA_TMP"/*/; do
     [[ -f $d/server.properties ]] || continue
     "$SS_SCRIPTS/kafka-down" "$d" || rc=1
@@ -96,4 +99,19 @@ kafka_produce() {
 kafka_consume_values() {
   local topic=$1 brokers=${2:-$BROKERS}
   kcat -C -b "$brokers" -t "$topic" -o beginning -e -q -f '%s\n' -m 10
+}
+
+# registry_start: start a real schema registry (scripts/registry-up: Apicurio Registry,
+# in-memory) under $KAFKA_TMP/registry; exports REGISTRY, the base URL of its
+# Confluent-compatible API. Stopped by kafka_teardown_file, or by registry-up's watchdog.
+registry_start() {
+  [[ -n ${KAFKA_TMP:-} ]] || { echo "registry_start: call kafka_setup_file first" >&2; return 1; }
+  local out
+  if ! out=$(SS_REGISTRY_WATCH_PID=$KAFKA_WATCH_PID "$SS_SCRIPTS/registry-up" "$KAFKA_TMP/registry"); then
+    echo "registry-up $KAFKA_TMP/registry failed" >&2
+    return 1
+  fi
+  [[ $out == REGISTRY=* ]] || { echo "registry-up printed '$out'" >&2; return 1; }
+  REGISTRY=${out#REGISTRY=}
+  export REGISTRY
 }
