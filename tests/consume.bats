@@ -570,7 +570,7 @@ wait_keys() {
 	[ "$(tail -c 4 "$T/tty" | od -An -c | tr -d ' ')" = '\r033[K' ]
 	# stdout on the terminal too: the records' lines are not broken by it
 	script -qec "ss-consume -b '$B' -e prog" /dev/null </dev/null >"$T/tty2"
-	! grep -aq 'records, ' "$T/tty2"
+	test_must_fail 1 grep -aq 'records, ' "$T/tty2"
 	# stderr a file: nothing; --no-progress: nothing; --progress: the line even in a file
 	ss-consume -b "$B" -e prog 2>"$T/err" | (sleep 1; cat >/dev/null)
 	[ ! -s "$T/err" ]

@@ -241,8 +241,9 @@ connectable() {
 
   run "$SS_SCRIPTS/kafka-down" "$dir"
   assert_success
-  ! kill -0 "$pid" 2>/dev/null
-  ! connectable "$b"
+  process_gone "$pid"
+  run connectable "$b"
+  assert_failure
   [[ ! -f $dir/kafka.pid ]]
   run grep -c 'Kafka Server started' "$dir/kafka.log"
   assert_output 1
@@ -259,7 +260,8 @@ connectable() {
   run kafka_consume_values "$t" "$b"
   assert_output kept
   "$SS_SCRIPTS/kafka-down" "$dir"
-  ! connectable "$b"
+  run connectable "$b"
+  assert_failure
 }
 
 @test "kafka-down leaves a process alone whose pid was reused" {
