@@ -202,7 +202,7 @@ main(int argc, char **argv)
 		case OPT_PROGRESS: o.progress = SS_PROGRESS_ON; break;
 		case OPT_NO_PROGRESS: o.progress = SS_PROGRESS_OFF; break;
 		case 'h': ss_help(usage, options); return SS_EXIT_OK;
-		default: ss_diag_usage_error(usage, "unknown option");
+		default: ss_diag_bad_option(usage, argv, "h", NULL);
 		}
 	}
 	check_inputs(&o, argc - optind, argv + optind);

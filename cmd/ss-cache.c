@@ -384,7 +384,7 @@ cmd_put(struct state *state, int argc, char **argv)
 		case 'P': progress = SS_PROGRESS_ON; break;
 		case 'N': progress = SS_PROGRESS_OFF; break;
 		case 'h': ss_help(usage, options); return SS_EXIT_OK;
-		default: ss_diag_usage_error(usage, "put: bad option");
+		default: ss_diag_bad_option(usage, argv, "h", "put");
 		}
 	}
 	if (optind != argc)
@@ -671,7 +671,7 @@ cmd_scan(struct state *st, int argc, char **argv)
 			show = c == 'K' ? SHOW_KEYS : SHOW_VALUES;
 			break;
 		case 'h': ss_help(usage, options); return SS_EXIT_OK;
-		default: ss_diag_usage_error(usage, "scan: bad option");
+		default: ss_diag_bad_option(usage, argv, "h", "scan");
 		}
 	}
 	if (optind != argc)

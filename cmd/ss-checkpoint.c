@@ -426,7 +426,7 @@ cmd_heartbeat(const char *db, int argc, char **argv)
 	ss_errpolicy_parse(&f.onerror, "fail");
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
 		if (!flow_option(c, &ts, &unit, &parts, &f.onerror))
-			ss_diag_usage_error(usage, "heartbeat: bad option");
+			ss_diag_bad_option(usage, argv, "h", "heartbeat");
 	if (argc - optind != 2)
 		ss_diag_usage_error(usage, "heartbeat: want CHECKPOINT and DEPENDENCY");
 	f.expect = parts.expect;
@@ -550,7 +550,7 @@ pulse_options(int argc, char **argv, struct pulse_opts *o, struct pulse *pl, str
 		case 'E': o->events = optarg; break;
 		case 'D': pl->on_downtime = optarg; break;
 		case 'R': pl->on_recovery = optarg; break;
-		default: ss_diag_usage_error(usage, "pulse: bad option");
+		default: ss_diag_bad_option(usage, argv, "h", "pulse");
 		}
 	}
 	if (argc - optind != 1)
@@ -680,7 +680,7 @@ cmd_status(const char *db, int argc, char **argv)
 		switch (c) {
 		case 'j': json = true; break;
 		case 'h': ss_help(usage, options); return SS_EXIT_OK;
-		default: ss_diag_usage_error(usage, "status: bad option");
+		default: ss_diag_bad_option(usage, argv, "h", "status");
 		}
 	}
 	if (argc - optind > 1)

@@ -162,6 +162,7 @@ inspect(const struct ss_consume_opts *o, enum mode mode, int64_t at_ms, char **t
 int
 main(int argc, char **argv)
 {
+	static const char optstring[] = "b:G:p:o:ec:X:F:Lh" SS_KCAT_OPTS;
 	struct ss_consume_opts o;
 	enum mode mode = READ;
 	int64_t at_ms = 0;
@@ -170,7 +171,7 @@ main(int argc, char **argv)
 
 	ss_diag_init("ss-consume");
 	ss_consume_opts_init(&o);
-	while ((ch = getopt_long(argc, argv, "b:G:p:o:ec:X:F:Lh" SS_KCAT_OPTS, longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'b':
 			ss_kopts_set_brokers(&o.k, optarg, usage);
@@ -268,7 +269,7 @@ main(int argc, char **argv)
 			ss_help(usage, options);
 			return 0;
 		default:
-			ss_diag_usage_error(usage, "unknown option");
+			ss_diag_bad_option(usage, argv, optstring, NULL);
 		}
 	}
 	ss_kopts_default_file(&o.k);

@@ -88,7 +88,7 @@ main(int argc, char **argv)
 			ss_help(usage, options);
 			return 0;
 		default:
-			ss_diag_usage_error(usage, "unknown option");
+			ss_diag_bad_option(usage, argv, "h", NULL);
 		}
 	}
 	if (optind != argc)

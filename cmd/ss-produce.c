@@ -85,12 +85,13 @@ check_avro(bool avro, const char *schema, const char *registry, const char *what
 int
 main(int argc, char **argv)
 {
+	static const char optstring[] = "b:X:F:h" SS_KCAT_OPTS;
 	struct ss_produce_opts o;
 	int ch;
 
 	ss_diag_init("ss-produce");
 	ss_produce_opts_init(&o);
-	while ((ch = getopt_long(argc, argv, "b:X:F:h" SS_KCAT_OPTS, longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'b':
 			ss_kopts_set_brokers(&o.k, optarg, usage);
@@ -166,7 +167,7 @@ main(int argc, char **argv)
 			ss_help(usage, options);
 			return 0;
 		default:
-			ss_diag_usage_error(usage, "unknown option");
+			ss_diag_bad_option(usage, argv, optstring, NULL);
 		}
 	}
 	ss_kopts_default_file(&o.k);

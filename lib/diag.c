@@ -1,5 +1,7 @@
 #include "diag.h"
 
+#include <getopt.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@ void
 ss_diag_init(const char *tool)
 {
 	tool_name = tool;
+	opterr = 0; /* getopt's own message has argv[0], not "ss-TOOL: ": ss_diag_bad_option */
 	/* Past RLIMIT_FSIZE a write should fail with EFBIG and a message (SQLite reports it),
 	 * not kill the tool by signal before its exit handlers run. */
 	signal(SIGXFSZ, SIG_IGN);
@@ -84,6 +87,27 @@ ss_diag_usage_error(const char *usage, const char *fmt, ...)
 	va_end(ap);
 	fputs(usage, stderr);
 	exit(SS_EXIT_USAGE);
+}
+
+void
+ss_diag_bad_option(const char *usage, char *const argv[], const char *optstring, const char *command)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	const char *pre = command != NULL ? command : "", *sep = command != NULL ? ": " : "";
+	bool is_long = strncmp(arg, "--", 2) == 0;
+
+	/* getopt_long returned '?': optopt is 0 for an unknown long option, the option's
+	 * value when its argument is missing, the letter of a short one */
+	if (is_long && optopt != 0 && strchr(arg, '=') != NULL)
+		ss_diag_usage_error(usage, "%s%s%.*s takes no value", pre, sep,
+		    (int)(strchr(arg, '=') - arg), arg);
+	if (is_long && optopt != 0)
+		ss_diag_usage_error(usage, "%s%s%s needs a value", pre, sep, arg);
+	if (is_long || optopt == 0)
+		ss_diag_usage_error(usage, "%s%sunknown option %s", pre, sep, arg);
+	if (strchr(optstring, optopt) != NULL)
+		ss_diag_usage_error(usage, "%s%s-%c needs a value", pre, sep, optopt);
+	ss_diag_usage_error(usage, "%s%sunknown option -%c", pre, sep, optopt);
 }
 
 void *

@@ -28,6 +28,12 @@ void ss_diag_on_die(void (*hook)(int code));
 void ss_diag_on_message(void (*hook)(void));
 /* Usage error: reason, then the usage text, on stderr; exit 2. */
 noreturn void ss_diag_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* After getopt_long returned '?' (ss_diag_init turned getopt's own message off): what
+ * was wrong with argv's last option — unknown, or its value missing — then the usage,
+ * exit 2. optstring is the one given to getopt_long; command (or NULL) a subcommand's
+ * name to put first. */
+noreturn void ss_diag_bad_option(const char *usage, char *const argv[], const char *optstring,
+    const char *command);
 /* Checked malloc family: exit 1 on out of memory. */
 void *ss_xmalloc(size_t n);
 void *ss_xrealloc(void *p, size_t n);

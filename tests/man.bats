@@ -162,6 +162,31 @@ help_flags() {
 	done
 }
 
+@test "misuse: one line that names the option and what is wrong with it, prefixed by the tool, whatever argv[0] is" {
+	# run by path: getopt's own message would start with the path, not "ss-TOOL: "
+	check() { # TOOL EXPECTED-FIRST-LINE ARGS...
+		local tool=$1 want=$2
+		shift 2
+		run --separate-stderr "$ROOT/bin/$tool" "$@"
+		[ "$status" -eq 2 ] || { echo "$tool $*: exit $status" >&2; return 1; }
+		[ "${stderr_lines[0]}" = "$want" ] || { echo "$tool $*: $stderr" >&2; return 1; }
+		[[ "${stderr_lines[1]}" == "usage: $tool"* ]] || { echo "$tool $*: $stderr" >&2; return 1; }
+	}
+	check ss-asof 'ss-asof: unknown option --no-such' --no-such a b
+	check ss-asof 'ss-asof: --on needs a value' a b --on
+	check ss-asof 'ss-asof: --strict takes no value' --strict=1 a b
+	check ss-asof 'ss-asof: unknown option -z' -z a b
+	check ss-consume 'ss-consume: -b needs a value' t -b
+	check ss-consume 'ss-consume: unknown option -Z' -Z t
+	check ss-produce 'ss-produce: unknown option --no-such' --no-such t
+	check ss-cache 'ss-cache: put: unknown option --kex' "$T/c.db" put --kex .k
+	check ss-cache 'ss-cache: scan: --limit needs a value' "$T/c.db" scan --limit
+	check ss-checkpoint 'ss-checkpoint: heartbeat: --ts needs a value' "$T/k.db" heartbeat a b --ts
+	check ss-checkpoint 'ss-checkpoint: pulse: unknown option --no-such' "$T/k.db" pulse a --no-such
+	check ss-checkpoint 'ss-checkpoint: status: unknown option --no-such' "$T/k.db" status --no-such
+	check ss-mock-broker 'ss-mock-broker: unknown option --no-such' --no-such
+}
+
 @test "make install puts the pages where man finds them (MANPATH)" {
 	make -s -C "$ROOT" install PREFIX=/usr DESTDIR="$T/root" >/dev/null
 	run env MANPATH="$T/root/usr/share/man" man -w ss-asof
