@@ -10,7 +10,7 @@
 #include "store.h"
 
 enum stmt {
-	RIGHT_PUT, RIGHT_BEFORE, RIGHT_AFTER, RIGHT_DEL, HELD_PUT, HELD_DEL, META_PUT, REV_GET, REV_PUT, UNSPILL_P, UNSPILL_SINCE,
+	RIGHT_PUT, RIGHT_BEFORE, RIGHT_AFTER, RIGHT_DEL, HELD_PUT, HELD_DEL, META_PUT, REV_GET, REV_PUT, UNSPILL_P, UNSPILL_SINCE, UNSPILL_ID,
 	SPILL_MIN, PART_PUT, LPART_PUT, PRUNED_PUT, OUTBOX_PUT, OUTBOX_TRIM, CLOSED_PUT, CLOSED_RANGE,
 	CLOSED_PRUNE, STMT_N
 };
@@ -33,6 +33,9 @@ static const char *const stmt_sql[STMT_N] = {
 		      " WHERE spilled = 1 AND p <= ?1 ORDER BY p, id LIMIT ?2",
 	[UNSPILL_SINCE] = "SELECT id, key, t, p, match, revision, line, rec FROM asof_held"
 			  " WHERE spilled = 1 AND since <= ?1 ORDER BY since LIMIT ?2",
+	/* --order left: back in arrival order, with the clock they arrived by */
+	[UNSPILL_ID] = "SELECT id, key, t, p, match, revision, line, rec, since FROM asof_held"
+		       " WHERE spilled = 1 AND id >= ?1 ORDER BY id LIMIT ?2",
 	[SPILL_MIN] = "SELECT min(t) FROM asof_held WHERE spilled = 1",
 	[PART_PUT] = "INSERT OR REPLACE INTO asof_partition(topic, partition, maxt) VALUES (?1, ?2, ?3)",
 	[PRUNED_PUT] = "INSERT OR IGNORE INTO asof_pruned(key) VALUES (?1)",
@@ -475,13 +478,16 @@ load_held(struct asof_state *s, ss_asof *j)
 	sqlite3_finalize(st);
 }
 
-/* Take up to limit spilled records with p <= max_p (by_since: arrived at or before
- * max_p), in release order; fn gets each, and owns it. */
+/* Take up to limit spilled records with p <= max_p (ASOF_UNSPILL_SINCE: arrived at or
+ * before max_p; ASOF_UNSPILL_ID: the oldest arrivals, id >= max_p), in release order (by
+ * id: arrival order); fn gets each, and owns it. */
 size_t
-asof_state_unspill(struct asof_state *s, ss_asof *j, bool by_since, int64_t max_p, size_t limit,
+asof_state_unspill(struct asof_state *s, ss_asof *j, enum asof_unspill by, int64_t max_p, size_t limit,
 		   void (*fn)(ss_asof *, struct asof_held *))
 {
-	sqlite3_stmt *st = stmt(s, by_since ? UNSPILL_SINCE : UNSPILL_P);
+	static const enum stmt which[] = {[ASOF_UNSPILL_P] = UNSPILL_P, [ASOF_UNSPILL_SINCE] = UNSPILL_SINCE,
+					  [ASOF_UNSPILL_ID] = UNSPILL_ID};
+	sqlite3_stmt *st = stmt(s, which[by]);
 	struct asof_held **taken = ss_xmalloc(limit * sizeof *taken);
 	size_t n = 0;
 
@@ -499,7 +505,7 @@ asof_state_unspill(struct asof_state *s, ss_asof *j, bool by_since, int64_t max_
 			.match = (uint64_t)sqlite3_column_int64(st, 4),
 			.revision = (uint32_t)sqlite3_column_int64(st, 5),
 			.line = (uint64_t)sqlite3_column_int64(st, 6),
-			.since = ss_time_mono(),
+			.since = by == ASOF_UNSPILL_ID ? sqlite3_column_int64(st, 8) : ss_time_mono(),
 			.len = len,
 		};
 		memcpy(h->raw, sqlite3_column_text(st, 7), len);
