@@ -849,7 +849,10 @@ oq_of(ss_asof *j, const struct asof_held *h)
 static bool
 oq_busy(ss_asof *j, const struct asof_in *in)
 {
-	return j->spilled > 0 || j->oq[oq_find(j, in->has_env, &in->env)].first != NULL;
+	if (j->spilled > 0)
+		return true;
+	uint32_t i = oq_find(j, in->has_env, &in->env); /* before j->oq is read: it may move */
+	return j->oq[i].first != NULL;
 }
 
 static void

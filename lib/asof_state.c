@@ -33,9 +33,10 @@ static const char *const stmt_sql[STMT_N] = {
 		      " WHERE spilled = 1 AND p <= ?1 ORDER BY p, id LIMIT ?2",
 	[UNSPILL_SINCE] = "SELECT id, key, t, p, match, revision, line, rec FROM asof_held"
 			  " WHERE spilled = 1 AND since <= ?1 ORDER BY since LIMIT ?2",
-	/* --order left: back in arrival order, with the clock they arrived by */
+	/* --order left: back in arrival order, with the clock they arrived by; a range of
+	 * row ids (+spilled: not a scan of an index on it, sorted) */
 	[UNSPILL_ID] = "SELECT id, key, t, p, match, revision, line, rec, since FROM asof_held"
-		       " WHERE spilled = 1 AND id >= ?1 ORDER BY id LIMIT ?2",
+		       " WHERE +spilled = 1 AND id >= ?1 ORDER BY id LIMIT ?2",
 	[SPILL_MIN] = "SELECT min(t) FROM asof_held WHERE spilled = 1",
 	[PART_PUT] = "INSERT OR REPLACE INTO asof_partition(topic, partition, maxt) VALUES (?1, ?2, ?3)",
 	[PRUNED_PUT] = "INSERT OR IGNORE INTO asof_pruned(key) VALUES (?1)",

@@ -34,13 +34,21 @@ env_opts=(--left-on .value.t --right-on .value.t --left-by .value.k --right-by .
 	cmp "$T/want" "$T/got"
 }
 
-@test "--order left: 4 partitions of envelopes, each in the order of its offsets (every direction)" {
+@test "--order left: 4 and 12 partitions of envelopes, each in the order of its offsets (every direction)" {
 	gen 20000 4 2 "$T" env
 	for dir in backward forward nearest; do
 		ss-asof "${env_opts[@]}" --direction "$dir" "$T/left" <(stalled) >"$T/default"
 		ss-asof "${env_opts[@]}" --direction "$dir" --order left "$T/left" <(stalled) >"$T/ordered"
 		check --shuffled "$T/default" "$T/ordered"
 	done
+	# 12 partitions; and the right stream read first: most answers final on arrival
+	gen 20000 12 9 "$T" env
+	opts=("${env_opts[@]/#4/12}")
+	ss-asof "${opts[@]}" "$T/left" <(stalled) >"$T/default"
+	ss-asof "${opts[@]}" --order left "$T/left" <(stalled) >"$T/ordered"
+	check --shuffled "$T/default" "$T/ordered"
+	ss-asof "${opts[@]}" --order left <(sleep 0.5; cat "$T/left") <(cat "$T/right") >"$T/ordered"
+	check "$T/default" "$T/ordered"
 	# plain right records, one watermark for all
 	gen 20000 4 3 "$T"
 	opts=(--left-on .value.t --right-on .t --left-by .value.k --right-by .k)
