@@ -141,11 +141,15 @@ join_alloc(const struct ss_asof_opts *opts, ss_writer *out)
 
 static void history_loaded(ss_asof *j);
 
+static void oq_loaded(ss_asof *j, int64_t match, uint64_t n);
+
 static void
 state_open(ss_asof *j)
 {
 	j->st = j->spill = asof_state_open(j->o.state);
 	asof_state_load(j->st, j);
+	if (j->o.order_left && j->o.emit == SS_ASOF_DEFER && j->spilled > 0)
+		asof_state_queues(j->st, j, oq_loaded);
 	history_loaded(j);
 	if (j->rseq > 0)
 		asof_top(j)->had_history = true;
@@ -811,48 +815,46 @@ asof_held_link(ss_asof *j, struct asof_held *h)
 
 /* ---- --order left: per left partition, results in arrival order ---- */
 
-/* The queue of a left partition (has_env false: of the records without envelope). */
+/* The queue of a left partition number (-1: the records without envelope). Partitions
+ * of the same number in several left topics share one: their order is kept all the same. */
 static uint32_t
-oq_find(ss_asof *j, bool has_env, const struct ss_envelope *env)
+oq_find(ss_asof *j, int32_t partition)
 {
-	const char *topic = has_env ? env->topic : "";
-	int32_t partition = has_env ? env->partition : -1;
-	struct asof_oq *q = j->noq > 0 ? &j->oq[j->oqlast] : NULL;
-
-	if (q && q->partition == partition && strcmp(q->topic, topic) == 0)
+	if (j->noq > 0 && j->oq[j->oqlast].partition == partition)
 		return (uint32_t)j->oqlast;
 	for (size_t i = 0; i < j->noq; i++)
-		if (j->oq[i].partition == partition && strcmp(j->oq[i].topic, topic) == 0)
+		if (j->oq[i].partition == partition)
 			return (uint32_t)(j->oqlast = i);
 	if (j->noq == j->oqcap) {
 		j->oqcap = j->oqcap ? 2 * j->oqcap : 8;
 		j->oq = ss_xrealloc(j->oq, j->oqcap * sizeof *j->oq);
 	}
-	q = &j->oq[j->noq];
-	*q = (struct asof_oq){.partition = partition};
-	snprintf(q->topic, sizeof q->topic, "%s", topic);
+	j->oq[j->noq] = (struct asof_oq){.partition = partition};
 	return (uint32_t)(j->oqlast = j->noq++);
 }
 
-/* The queue of a held record read back from disk: its envelope read as asof_parse did. */
 static uint32_t
-oq_of(ss_asof *j, const struct asof_held *h)
+oq_of(ss_asof *j, const struct asof_in *in)
 {
-	struct ss_envelope env;
-	bool has_env = !j->batch && !j->left_bare && ss_envelope_get(h->raw, h->len, &env);
-
-	return oq_find(j, has_env, &env);
+	return oq_find(j, in->has_env ? in->env.partition : -1);
 }
 
-/* Does a new left record of this partition have to wait? (what is on disk is newer than
- * everything in memory, and may be of any partition) */
+/* Does a new left record of this partition have to wait? */
 static bool
 oq_busy(ss_asof *j, const struct asof_in *in)
 {
-	if (j->spilled > 0)
-		return true;
-	uint32_t i = oq_find(j, in->has_env, &in->env); /* before j->oq is read: it may move */
-	return j->oq[i].first != NULL;
+	uint32_t i = oq_of(j, in); /* before j->oq is read: it may move */
+
+	return j->oq[i].first != NULL || j->oq[i].spilled > 0;
+}
+
+/* A queue's spilled count, as a state file keeps it (asof_state_queues). */
+static void
+oq_loaded(ss_asof *j, int64_t match, uint64_t n)
+{
+	uint32_t i = oq_find(j, (int32_t)(match - 1)); /* before j->oq is read: it may move */
+
+	j->oq[i].spilled = n;
 }
 
 static void
@@ -954,6 +956,8 @@ spill_out(ss_asof *j, struct asof_held *h)
 	j->spilled++;
 	if (j->spill_min_t == ASOF_NONE || h->t < j->spill_min_t)
 		j->spill_min_t = h->t;
+	if (ordered(j))
+		j->oq[h->oq].spilled++;
 	free(h);
 }
 
@@ -970,12 +974,18 @@ hold(ss_asof *j, struct asof_key *k, const struct asof_in *in, int64_t p, const 
 				.match = r ? r->seq : 0, .revision = (uint32_t)revision, .line = in->line,
 				.key = k, .len = in->len};
 	memcpy(h->raw, in->raw, in->len);
-	if (j->o.emit == SS_ASOF_DEFER && (j->spilled > 0 || j->held_bytes + sizeof *h + h->len > j->spill_limit)) {
+	/* --order left: a queue's records on disk are newer than its records in memory */
+	uint64_t behind = j->spilled;
+	if (ordered(j)) {
+		h->oq = oq_of(j, in);
+		h->match = (uint64_t)(j->oq[h->oq].partition + 1);
+		behind = j->oq[h->oq].spilled;
+	}
+	if (j->o.emit == SS_ASOF_DEFER && (behind > 0 || j->held_bytes + sizeof *h + h->len > j->spill_limit)) {
 		spill_out(j, h);
 		return;
 	}
 	if (ordered(j)) {
-		h->oq = oq_find(j, in->has_env, &in->env);
 		order_link(j, h);
 	} else {
 		asof_held_link(j, h);
@@ -1125,8 +1135,9 @@ relink(ss_asof *j, struct asof_held *h)
 	if (ordered(j)) {
 		if (!(h->revision & ASOF_DONE))
 			h->p = min64(h->p, release_point(j, h->key, h->t));
-		h->oq = oq_of(j, h);
-		j->unspill_from = h->id + 1; /* the ones after it are on disk */
+		h->oq = oq_find(j, (int32_t)h->match - 1);
+		j->oq[h->oq].spilled--;
+		j->oq[h->oq].from = h->id + 1; /* the ones after it are on disk */
 		order_link(j, h);
 		if (j->st)
 			asof_state_held_put(j->st, h, false);
@@ -1150,11 +1161,16 @@ release_final(ss_asof *j)
 		int64_t wm = watermark(j);
 		size_t n = 0;
 		if (ordered(j)) {
-			/* back into memory in arrival order, behind the ones there: none is
-			 * written from disk, ahead of an older one of its partition */
-			if (j->held_bytes < j->spill_limit / 2)
-				n += asof_state_unspill(j->spill, j, ASOF_UNSPILL_ID, (int64_t)j->unspill_from,
-							UNSPILL_BATCH, relink);
+			/* back into memory in arrival order, behind the ones of their partition
+			 * there: none is written from disk ahead of an older one. A partition
+			 * with none in memory gets its oldest back whatever the memory bound
+			 * (a batch at most), so that one held long holds up no other. */
+			for (size_t i = 0; i < j->noq; i++) {
+				const struct asof_oq *q = &j->oq[i];
+				if (q->spilled > 0 && (q->first == NULL || j->held_bytes < j->spill_limit / 2))
+					n += asof_state_unspill_queue(j->spill, j, q->partition + 1, (int64_t)q->from,
+								      UNSPILL_BATCH, relink);
+			}
 			if (n == 0)
 				break;
 			continue;

@@ -66,12 +66,14 @@ struct asof_held {
  * written early (--max-delay) or expired, stays held, marked done in its revision, which
  * defer does not use otherwise (and so in the state file's column): ASOF_DONE | its
  * ASOF_MARK_* bits. Held records are in their partition's queue in arrival (id) order;
- * its done head goes out. */
+ * its done head goes out. A queue's records on disk (spilled) are newer than those in
+ * memory; in match (unused by defer too) they carry their queue, its partition + 1. */
 #define ASOF_DONE 0x100u
 
 struct asof_oq {
-	char topic[256];     /* "" and partition -1: the left records without envelope */
-	int32_t partition;
+	int32_t partition;   /* left partition number (of any topic); -1: without envelope */
+	uint64_t spilled;    /* its held records on disk, all newer than those in memory */
+	uint64_t from;       /* the ids of those are at least this */
 	struct asof_held *first, *last;
 };
 
@@ -197,7 +199,6 @@ struct ss_asof {
 	struct asof_oq *oq;       /* --order left: one queue per left partition */
 	size_t noq, oqcap, oqlast;
 	uint64_t waiting;         /* --order left: done records in memory waiting for older ones */
-	uint64_t unspill_from;    /* --order left: spilled ids start at or after this one */
 	int64_t spill_min_t;
 	struct asof_counters n; /* for the summary */
 	struct asof_outbox outbox; /* --acks: results not yet delivered */
@@ -383,7 +384,12 @@ void asof_state_outbox_trim(struct asof_state *st, int64_t row);
 bool asof_state_keeps_results(const char *path);
 size_t asof_state_outbox_each(struct asof_state *st, ss_asof *j,
 			      void (*fn)(ss_asof *, const char *, size_t, int64_t));
-enum asof_unspill { ASOF_UNSPILL_P, ASOF_UNSPILL_SINCE, ASOF_UNSPILL_ID };
+enum asof_unspill { ASOF_UNSPILL_P, ASOF_UNSPILL_SINCE };
+/* --order left: the spilled records of queue match (partition + 1) with id >= from, in id
+ * order, with their arrival times; and at load, each queue's spilled count to fn. */
+size_t asof_state_unspill_queue(struct asof_state *st, ss_asof *j, int64_t match, int64_t from, size_t limit,
+				void (*fn)(ss_asof *, struct asof_held *));
+void asof_state_queues(struct asof_state *st, ss_asof *j, void (*fn)(ss_asof *, int64_t match, uint64_t n));
 size_t asof_state_unspill(struct asof_state *st, ss_asof *j, enum asof_unspill by, int64_t max, size_t limit,
 			  void (*fn)(ss_asof *, struct asof_held *));
 /* Oldest event time among spilled records, ASOF_NONE if none. */
