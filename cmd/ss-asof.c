@@ -18,7 +18,8 @@ static const char usage[] =
 	"usage: ss-asof [--on EXPR | --left-on EXPR --right-on EXPR]\n"
 	"               [--by EXPR | --left-by EXPR --right-by EXPR]\n"
 	"               [--direction backward|forward|nearest] [--strict] [--tolerance DURATION]\n"
-	"               [--inner] [--emit eager|defer|revise] [--grace DURATION]\n"
+	"               [--inner] [--emit eager|defer|revise] [--order release|left]\n"
+	"               [--grace DURATION]\n"
 	"               [--max-delay DURATION] [--idle DURATION]\n"
 	"               [--right-partitions N] [--right-end finish|exit] [--right-end-file FILE]\n"
 	"               [--allow-empty-right]\n"
@@ -38,6 +39,7 @@ static const struct ss_help_opt options[] = {
 	{"--tolerance DURATION", "match only a right record at most that far away"},
 	{"--inner", "drop left records without a match (not right: null)"},
 	{"--emit MODE", "late right records: defer (default), eager, revise"},
+	{"--order release|left", "defer: results as final (default), or in left order"},
 	{"--grace DURATION", "how far out of order the right stream may run (0)"},
 	{"--max-delay DURATION", "defer: write a held record after this wall-clock delay"},
 	{"--idle DURATION", "a caught-up silent right partition stops holding (30s)"},
@@ -65,6 +67,7 @@ enum {
 	OPT_STRICT, OPT_TOLERANCE, OPT_INNER, OPT_EMIT, OPT_GRACE, OPT_SELECT, OPT_STATE, OPT_STATE_DIR,
 	OPT_RETAIN, OPT_MAX_DELAY, OPT_IDLE, OPT_RIGHT_PARTITIONS, OPT_LATE_FILE, OPT_ON_ERROR, OPT_TS_UNIT, OPT_LEFT_TOPIC, OPT_RIGHT_TOPIC, OPT_RIGHT_END,
 	OPT_ACKS, OPT_RIGHT_END_FILE, OPT_ALLOW_EMPTY_RIGHT, OPT_PROGRESS, OPT_NO_PROGRESS,
+	OPT_ORDER,
 };
 
 static const struct option longopts[] = {
@@ -79,6 +82,7 @@ static const struct option longopts[] = {
 	{"tolerance", required_argument, NULL, OPT_TOLERANCE},
 	{"inner", no_argument, NULL, OPT_INNER},
 	{"emit", required_argument, NULL, OPT_EMIT},
+	{"order", required_argument, NULL, OPT_ORDER},
 	{"grace", required_argument, NULL, OPT_GRACE},
 	{"select", required_argument, NULL, OPT_SELECT},
 	{"state", required_argument, NULL, OPT_STATE},
@@ -156,6 +160,7 @@ main(int argc, char **argv)
 	static const char *const directions[] = {"backward", "forward", "nearest", NULL};
 	static const char *const emits[] = {"eager", "defer", "revise", NULL};
 	static const char *const right_ends[] = {"finish", "exit", NULL};
+	static const char *const orders[] = {"release", "left", NULL};
 	struct ss_errpolicy onerror = {.mode = SS_ONERROR_FAIL};
 	struct ss_asof_opts o = {.tolerance = -1, .max_delay = -1, .idle = DEFAULT_IDLE, .emit = SS_ASOF_DEFER, .retain = -1,
 				 .onerror = &onerror, .unit = SS_TS_S};
@@ -176,6 +181,7 @@ main(int argc, char **argv)
 		case OPT_TOLERANCE: o.tolerance = duration("--tolerance", optarg); break;
 		case OPT_INNER: o.inner = true; break;
 		case OPT_EMIT: o.emit = choice("--emit", optarg, emits); break;
+		case OPT_ORDER: o.order_left = choice("--order", optarg, orders) == 1; break;
 		case OPT_GRACE: o.grace = duration("--grace", optarg); break;
 		case OPT_SELECT: o.select = optarg; break;
 		case OPT_STATE: o.state = optarg; break;

@@ -77,12 +77,26 @@ history_limit(void)
 
 static void release_final(ss_asof *j);
 
+/* --order left: results in left input order per left partition (only defer reorders). */
+static bool
+ordered(const ss_asof *j)
+{
+	return j->o.order_left && j->o.emit == SS_ASOF_DEFER;
+}
+
+/* A held record whose result waits for older ones of its left partition (--order left). */
+static bool
+waiting(const ss_asof *j, const struct asof_held *h)
+{
+	return ordered(j) && (h->revision & ASOF_DONE);
+}
+
 /* The counters of the whole run, and the records still held. */
 void
 asof_totals(const ss_asof *j, struct asof_counters *c, size_t *held)
 {
 	*c = j->n;
-	*held = j->heap.n + (size_t)j->spilled;
+	*held = j->heap.n + (size_t)j->spilled + (size_t)j->waiting;
 	if (j->dir)
 		asof_dir_count(j, c, held);
 }
@@ -127,11 +141,15 @@ join_alloc(const struct ss_asof_opts *opts, ss_writer *out)
 
 static void history_loaded(ss_asof *j);
 
+static void oq_loaded(ss_asof *j, int64_t match, uint64_t n);
+
 static void
 state_open(ss_asof *j)
 {
 	j->st = j->spill = asof_state_open(j->o.state);
 	asof_state_load(j->st, j);
+	if (j->o.order_left && j->o.emit == SS_ASOF_DEFER && j->spilled > 0)
+		asof_state_queues(j->st, j, oq_loaded);
 	history_loaded(j);
 	if (j->rseq > 0)
 		asof_top(j)->had_history = true;
@@ -795,6 +813,139 @@ asof_held_link(ss_asof *j, struct asof_held *h)
 	j->held_bytes += sizeof *h + h->len;
 }
 
+/* ---- --order left: per left partition, results in arrival order ---- */
+
+/* The queue of a left partition number (-1: the records without envelope). Partitions
+ * of the same number in several left topics share one: their order is kept all the same. */
+static uint32_t
+oq_find(ss_asof *j, int32_t partition)
+{
+	if (j->noq > 0 && j->oq[j->oqlast].partition == partition)
+		return (uint32_t)j->oqlast;
+	for (size_t i = 0; i < j->noq; i++)
+		if (j->oq[i].partition == partition)
+			return (uint32_t)(j->oqlast = i);
+	if (j->noq == j->oqcap) {
+		j->oqcap = j->oqcap ? 2 * j->oqcap : 8;
+		j->oq = ss_xrealloc(j->oq, j->oqcap * sizeof *j->oq);
+	}
+	j->oq[j->noq] = (struct asof_oq){.partition = partition};
+	return (uint32_t)(j->oqlast = j->noq++);
+}
+
+static uint32_t
+oq_of(ss_asof *j, const struct asof_in *in)
+{
+	return oq_find(j, in->has_env ? in->env.partition : -1);
+}
+
+/* Does a new left record of this partition have to wait? */
+static bool
+oq_busy(ss_asof *j, const struct asof_in *in)
+{
+	uint32_t i = oq_of(j, in); /* before j->oq is read: it may move */
+
+	return j->oq[i].first != NULL || j->oq[i].spilled > 0;
+}
+
+/* A queue's spilled count, as a state file keeps it (asof_state_queues). */
+static void
+oq_loaded(ss_asof *j, int64_t match, uint64_t n)
+{
+	uint32_t i = oq_find(j, (int32_t)(match - 1)); /* before j->oq is read: it may move */
+
+	j->oq[i].spilled = n;
+}
+
+static void
+oq_push(ss_asof *j, struct asof_held *h)
+{
+	struct asof_oq *q = &j->oq[h->oq];
+
+	h->onext = NULL;
+	if (q->last == NULL) {
+		q->first = q->last = h;
+	} else if (q->last->id < h->id) {
+		q->last->onext = h;
+		q->last = h;
+	} else { /* not newer than the newest (not expected): into its place */
+		struct asof_held **pp = &q->first;
+		while ((*pp)->id < h->id)
+			pp = &(*pp)->onext;
+		h->onext = *pp;
+		*pp = h;
+	}
+}
+
+static void emit_done(ss_asof *j, struct asof_held *h);
+static void unhold(ss_asof *j, struct asof_held *h);
+
+/* Write the done records at the head of queue i. */
+static void
+oq_drain(ss_asof *j, uint32_t i)
+{
+	struct asof_oq *q = &j->oq[i];
+	struct asof_held *h;
+
+	while ((h = q->first) != NULL && (h->revision & ASOF_DONE)) {
+		q->first = h->onext;
+		if (q->first == NULL)
+			q->last = NULL;
+		j->waiting--;
+		emit_done(j, h);
+		unhold(j, h);
+	}
+}
+
+static void
+arrival_unlink(ss_asof *j, struct asof_held *h)
+{
+	if (h->aprev)
+		h->aprev->anext = h->anext;
+	else
+		j->afirst = h->anext;
+	if (h->anext)
+		h->anext->aprev = h->aprev;
+	else
+		j->alast = h->aprev;
+	h->anext = h->aprev = NULL;
+}
+
+/* A held record into memory with --order left: a done one in its key's list (its answer
+ * needs the history kept) and its queue only, else as asof_held_link does. */
+static void
+order_link(ss_asof *j, struct asof_held *h)
+{
+	struct asof_key *k = h->key;
+
+	if (h->revision & ASOF_DONE) {
+		h->knext = k->held;
+		h->kprev = NULL;
+		if (k->held)
+			k->held->kprev = h;
+		k->held = h;
+		h->anext = h->aprev = NULL;
+		j->held_bytes += sizeof *h + h->len;
+		j->waiting++;
+	} else {
+		asof_held_link(j, h);
+	}
+	oq_push(j, h);
+}
+
+/* A held record's answer is final, or written early (mark): done; out when it is its
+ * partition's oldest. */
+static void
+order_done(ss_asof *j, struct asof_held *h, unsigned mark)
+{
+	arrival_unlink(j, h);
+	h->revision = ASOF_DONE | mark;
+	j->waiting++;
+	if (j->st && j->oq[h->oq].first != h)
+		asof_state_held_put(j->st, h, false); /* it waits: a restart knows it is done */
+	oq_drain(j, h->oq);
+}
+
 /* Held records beyond the memory bound wait in the state file (or a temporary one). */
 static void
 spill_out(ss_asof *j, struct asof_held *h)
@@ -805,6 +956,8 @@ spill_out(ss_asof *j, struct asof_held *h)
 	j->spilled++;
 	if (j->spill_min_t == ASOF_NONE || h->t < j->spill_min_t)
 		j->spill_min_t = h->t;
+	if (ordered(j))
+		j->oq[h->oq].spilled++;
 	free(h);
 }
 
@@ -821,11 +974,22 @@ hold(ss_asof *j, struct asof_key *k, const struct asof_in *in, int64_t p, const 
 				.match = r ? r->seq : 0, .revision = (uint32_t)revision, .line = in->line,
 				.key = k, .len = in->len};
 	memcpy(h->raw, in->raw, in->len);
-	if (j->o.emit == SS_ASOF_DEFER && (j->spilled > 0 || j->held_bytes + sizeof *h + h->len > j->spill_limit)) {
+	/* --order left: a queue's records on disk are newer than its records in memory */
+	uint64_t behind = j->spilled;
+	if (ordered(j)) {
+		h->oq = oq_of(j, in);
+		h->match = (uint64_t)(j->oq[h->oq].partition + 1);
+		behind = j->oq[h->oq].spilled;
+	}
+	if (j->o.emit == SS_ASOF_DEFER && (behind > 0 || j->held_bytes + sizeof *h + h->len > j->spill_limit)) {
 		spill_out(j, h);
 		return;
 	}
-	asof_held_link(j, h);
+	if (ordered(j)) {
+		order_link(j, h);
+	} else {
+		asof_held_link(j, h);
+	}
 	if (j->st)
 		asof_state_held_put(j->st, h, false);
 }
@@ -841,14 +1005,8 @@ unhold(ss_asof *j, struct asof_held *h)
 		k->held = h->knext;
 	if (h->knext)
 		h->knext->kprev = h->kprev;
-	if (h->aprev)
-		h->aprev->anext = h->anext;
-	else
-		j->afirst = h->anext;
-	if (h->anext)
-		h->anext->aprev = h->aprev;
-	else
-		j->alast = h->aprev;
+	if (!waiting(j, h)) /* a done one left the arrival list when it was done */
+		arrival_unlink(j, h);
 	if (j->st)
 		asof_state_held_del(j->st, h);
 	j->held_bytes -= sizeof *h + h->len;
@@ -889,6 +1047,10 @@ close_now(ss_asof *j, struct asof_key *k, const struct asof_in *in, const struct
 static void
 release(ss_asof *j, struct asof_held *h, unsigned mark)
 {
+	if (ordered(j)) {
+		order_done(j, h, mark);
+		return;
+	}
 	if (j->o.emit == SS_ASOF_DEFER)
 		asof_emit(j, h->raw, h->len, h->line, best_match(j, h->key, h->t), -1, mark);
 	else if (keeps_closed(j))
@@ -914,16 +1076,34 @@ answer_spilled_from_index(ss_asof *j, struct asof_held *h)
 	free(h);
 }
 
+/* --order left: a done record's result, as release would have written it. */
+static void
+emit_done(ss_asof *j, struct asof_held *h)
+{
+	unsigned mark = h->revision & ~ASOF_DONE;
+
+	if (mark & ASOF_MARK_EXPIRED)
+		asof_emit(j, h->raw, h->len, h->line, NULL, -1, mark);
+	else if (j->index)
+		answer_from_index(j, h);
+	else
+		asof_emit(j, h->raw, h->len, h->line, best_match(j, h->key, h->t), -1, mark);
+}
+
 void
 asof_answer_held(ss_asof *j)
 {
+	if (ordered(j)) { /* every answer is final now (right_eof), and out in order */
+		release_final(j);
+		return;
+	}
 	while (j->heap.n > 0) {
 		struct asof_held *h = asof_heap_pop(&j->heap);
 		answer_from_index(j, h);
 		unhold(j, h);
 	}
 	while (j->spilled > 0 &&
-	       asof_state_unspill(j->spill, j, false, INT64_MAX, UNSPILL_BATCH, answer_spilled_from_index) > 0)
+	       asof_state_unspill(j->spill, j, ASOF_UNSPILL_P, INT64_MAX, UNSPILL_BATCH, answer_spilled_from_index) > 0)
 		;
 }
 
@@ -952,6 +1132,18 @@ release_spilled_early(ss_asof *j, struct asof_held *h)
 static void
 relink(ss_asof *j, struct asof_held *h)
 {
+	if (ordered(j)) {
+		if (!(h->revision & ASOF_DONE))
+			h->p = min64(h->p, release_point(j, h->key, h->t));
+		h->oq = oq_find(j, (int32_t)h->match - 1);
+		j->oq[h->oq].spilled--;
+		j->oq[h->oq].from = h->id + 1; /* the ones after it are on disk */
+		order_link(j, h);
+		if (j->st)
+			asof_state_held_put(j->st, h, false);
+		oq_drain(j, h->oq);
+		return;
+	}
 	h->p = min64(h->p, release_point(j, h->key, h->t));
 	asof_held_link(j, h);
 	if (j->st)
@@ -968,11 +1160,26 @@ release_final(ss_asof *j)
 			break;
 		int64_t wm = watermark(j);
 		size_t n = 0;
+		if (ordered(j)) {
+			/* back into memory in arrival order, behind the ones of their partition
+			 * there: none is written from disk ahead of an older one. A partition
+			 * with none in memory gets its oldest back whatever the memory bound
+			 * (a batch at most), so that one held long holds up no other. */
+			for (size_t i = 0; i < j->noq; i++) {
+				const struct asof_oq *q = &j->oq[i];
+				if (q->spilled > 0 && (q->first == NULL || j->held_bytes < j->spill_limit / 2))
+					n += asof_state_unspill_queue(j->spill, j, q->partition + 1, (int64_t)q->from,
+								      UNSPILL_BATCH, relink);
+			}
+			if (n == 0)
+				break;
+			continue;
+		}
 		if (j->right_eof || wm != ASOF_NONE)
-			n += asof_state_unspill(j->spill, j, false, j->right_eof ? INT64_MAX : wm - 1,
+			n += asof_state_unspill(j->spill, j, ASOF_UNSPILL_P, j->right_eof ? INT64_MAX : wm - 1,
 						UNSPILL_BATCH, release_spilled);
 		if (j->held_bytes < j->spill_limit / 2)
-			n += asof_state_unspill(j->spill, j, false, INT64_MAX, UNSPILL_BATCH, relink);
+			n += asof_state_unspill(j->spill, j, ASOF_UNSPILL_P, INT64_MAX, UNSPILL_BATCH, relink);
 		if (n == 0)
 			break;
 	}
@@ -1002,13 +1209,24 @@ asof_tick(ss_asof *j)
 	if (j->o.max_delay < 0 || j->o.emit != SS_ASOF_DEFER)
 		return;
 	int64_t now = ss_time_mono();
-	while (j->afirst && now - j->afirst->since >= j->o.max_delay) {
-		struct asof_held *h = j->afirst;
-		asof_heap_remove(&j->heap, h);
-		release(j, h, ASOF_MARK_EARLY);
+	for (;;) {
+		while (j->afirst && now - j->afirst->since >= j->o.max_delay) {
+			struct asof_held *h = j->afirst;
+			asof_heap_remove(&j->heap, h);
+			release(j, h, ASOF_MARK_EARLY);
+		}
+		/* --order left: the spilled ones are newer; they come back as room is made,
+		 * with their arrival times */
+		uint64_t before = j->spilled;
+		if (!ordered(j) || before == 0 || j->held_bytes >= j->spill_limit / 2)
+			break;
+		release_final(j);
+		if (j->spilled == before)
+			break;
 	}
-	while (j->spilled > 0 &&
-	       asof_state_unspill(j->spill, j, true, now - j->o.max_delay, UNSPILL_BATCH, release_spilled_early) > 0)
+	while (!ordered(j) && j->spilled > 0 &&
+	       asof_state_unspill(j->spill, j, ASOF_UNSPILL_SINCE, now - j->o.max_delay, UNSPILL_BATCH,
+				  release_spilled_early) > 0)
 		;
 }
 
@@ -1068,8 +1286,9 @@ prune(ss_asof *j, struct asof_key *k)
 	int64_t cutoff = sat_add(min64(j->lw, watermark(j)), j->o.retain < 0 ? 0 : -j->o.retain);
 	if (k->hist[1].t >= cutoff)
 		return;
-	if (j->o.direction == SS_ASOF_BACKWARD) {
-		/* release points are the left times: the heap's top is the oldest held */
+	if (j->o.direction == SS_ASOF_BACKWARD && !ordered(j)) {
+		/* release points are the left times: the heap's top is the oldest held (not so
+		 * with --order left: a done record waiting is in no heap) */
 		if (j->heap.n > 0)
 			cutoff = min64(cutoff, j->heap.v[0]->t);
 	} else {
@@ -1132,6 +1351,8 @@ static void
 right_changed(ss_asof *j, struct asof_key *k, int64_t t)
 {
 	for (struct asof_held *h = k->held; h; h = h->knext) {
+		if (waiting(j, h))
+			continue; /* its answer is final: only written later */
 		if (j->o.direction != SS_ASOF_BACKWARD) {
 			int64_t p = release_point_after(j, h, t);
 			if (p != h->p) {
@@ -1314,6 +1535,8 @@ asof_left(ss_asof *j, const struct asof_in *in)
 		to_late_file(j, in);
 		if (replay)
 			approximated(j, ASOF_MARK_EXPIRED, in->line);
+		else if (ordered(j) && oq_busy(j, in))
+			hold(j, k, in, 0, NULL, ASOF_DONE | ASOF_MARK_EXPIRED);
 		else
 			asof_emit(j, in->raw, in->len, in->line, NULL,
 				  j->o.emit == SS_ASOF_REVISE ? first_revision(j, in) : -1, ASOF_MARK_EXPIRED);
@@ -1336,6 +1559,8 @@ asof_left(ss_asof *j, const struct asof_in *in)
 			} else {
 				close_now(j, k, in, r, rev);
 			}
+		} else if (final(j, p) && ordered(j) && oq_busy(j, in)) {
+			hold(j, k, in, p, r, ASOF_DONE); /* after the older ones of its partition */
 		} else if (final(j, p)) {
 			asof_emit(j, in->raw, in->len, in->line, r, -1, 0);
 		} else {
@@ -1446,11 +1671,21 @@ ss_asof_free(ss_asof *j)
 		asof_state_close(j->spill);
 	if (j->st)
 		asof_state_close(j->st);
-	while (j->afirst) {
-		struct asof_held *h = j->afirst;
-		j->afirst = h->anext;
-		free(h);
+	if (ordered(j)) { /* every held record in memory is in its partition's queue */
+		for (size_t i = 0; i < j->noq; i++)
+			while (j->oq[i].first) {
+				struct asof_held *h = j->oq[i].first;
+				j->oq[i].first = h->onext;
+				free(h);
+			}
+	} else {
+		while (j->afirst) {
+			struct asof_held *h = j->afirst;
+			j->afirst = h->anext;
+			free(h);
+		}
 	}
+	free(j->oq);
 	ss_reader_free(j->lrd);
 	ss_reader_free(j->rrd);
 	asof_index_free(j->index);

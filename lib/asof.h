@@ -24,6 +24,8 @@ struct ss_asof_opts {
 	int64_t tolerance;     /* ns, or -1 for unlimited */
 	bool inner;            /* drop left records without a match */
 	enum ss_asof_emit emit;
+	bool order_left;       /* defer: write results in left input order per left partition
+				  (--order left), not as they become final */
 	int64_t grace;         /* ns the right stream may run out of order */
 	int64_t retain;        /* ns of right history kept behind the slower stream, or -1
 				  for all of it (the exact answer for a left record late by

@@ -326,7 +326,7 @@ asof_dir_count(const ss_asof *top, struct asof_counters *sum, size_t *held)
 		if (j == NULL)
 			continue;
 		asof_counters_add(sum, &j->n);
-		*held += j->heap.n + (size_t)j->spilled;
+		*held += j->heap.n + (size_t)j->spilled + (size_t)j->waiting;
 	}
 }
 

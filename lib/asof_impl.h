@@ -55,8 +55,26 @@ struct asof_held {
 	struct asof_key *key;
 	struct asof_held *knext, *kprev; /* per-key list */
 	struct asof_held *anext, *aprev; /* arrival order, for --max-delay */
+	struct asof_held *onext; /* --order left: the next of its left partition (by id) */
+	uint32_t oq;             /* --order left: its left partition's queue (j->oq) */
 	size_t len;
 	char raw[];
+};
+
+/* --order left (defer): a result is written only after those of the left records before
+ * it in its left partition. A held record whose answer is final (released), or was
+ * written early (--max-delay) or expired, stays held, marked done in its revision, which
+ * defer does not use otherwise (and so in the state file's column): ASOF_DONE | its
+ * ASOF_MARK_* bits. Held records are in their partition's queue in arrival (id) order;
+ * its done head goes out. A queue's records on disk (spilled) are newer than those in
+ * memory; in match (unused by defer too) they carry their queue, its partition + 1. */
+#define ASOF_DONE 0x100u
+
+struct asof_oq {
+	int32_t partition;   /* left partition number (of any topic); -1: without envelope */
+	uint64_t spilled;    /* its held records on disk, all newer than those in memory */
+	uint64_t from;       /* the ids of those are at least this */
+	struct asof_held *first, *last;
 };
 
 struct asof_map {
@@ -178,6 +196,9 @@ struct ss_asof {
 	size_t hist_bytes, hist_limit; /* right history in memory, and its bound */
 	struct asof_right near[2];     /* history read back from the store (asof.c) */
 	uint64_t spilled;         /* held records on disk, not in memory */
+	struct asof_oq *oq;       /* --order left: one queue per left partition */
+	size_t noq, oqcap, oqlast;
+	uint64_t waiting;         /* --order left: done records in memory waiting for older ones */
 	int64_t spill_min_t;
 	struct asof_counters n; /* for the summary */
 	struct asof_outbox outbox; /* --acks: results not yet delivered */
@@ -363,7 +384,13 @@ void asof_state_outbox_trim(struct asof_state *st, int64_t row);
 bool asof_state_keeps_results(const char *path);
 size_t asof_state_outbox_each(struct asof_state *st, ss_asof *j,
 			      void (*fn)(ss_asof *, const char *, size_t, int64_t));
-size_t asof_state_unspill(struct asof_state *st, ss_asof *j, bool by_since, int64_t max, size_t limit,
+enum asof_unspill { ASOF_UNSPILL_P, ASOF_UNSPILL_SINCE };
+/* --order left: the spilled records of queue match (partition + 1) with id >= from, in id
+ * order, with their arrival times; and at load, each queue's spilled count to fn. */
+size_t asof_state_unspill_queue(struct asof_state *st, ss_asof *j, int64_t match, int64_t from, size_t limit,
+				void (*fn)(ss_asof *, struct asof_held *));
+void asof_state_queues(struct asof_state *st, ss_asof *j, void (*fn)(ss_asof *, int64_t match, uint64_t n));
+size_t asof_state_unspill(struct asof_state *st, ss_asof *j, enum asof_unspill by, int64_t max, size_t limit,
 			  void (*fn)(ss_asof *, struct asof_held *));
 /* Oldest event time among spilled records, ASOF_NONE if none. */
 int64_t asof_state_spill_min(struct asof_state *st);

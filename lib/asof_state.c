@@ -10,7 +10,7 @@
 #include "store.h"
 
 enum stmt {
-	RIGHT_PUT, RIGHT_BEFORE, RIGHT_AFTER, RIGHT_DEL, HELD_PUT, HELD_DEL, META_PUT, REV_GET, REV_PUT, UNSPILL_P, UNSPILL_SINCE,
+	RIGHT_PUT, RIGHT_BEFORE, RIGHT_AFTER, RIGHT_DEL, HELD_PUT, HELD_DEL, META_PUT, REV_GET, REV_PUT, UNSPILL_P, UNSPILL_SINCE, UNSPILL_ID,
 	SPILL_MIN, PART_PUT, LPART_PUT, PRUNED_PUT, OUTBOX_PUT, OUTBOX_TRIM, CLOSED_PUT, CLOSED_RANGE,
 	CLOSED_PRUNE, STMT_N
 };
@@ -33,6 +33,9 @@ static const char *const stmt_sql[STMT_N] = {
 		      " WHERE spilled = 1 AND p <= ?1 ORDER BY p, id LIMIT ?2",
 	[UNSPILL_SINCE] = "SELECT id, key, t, p, match, revision, line, rec FROM asof_held"
 			  " WHERE spilled = 1 AND since <= ?1 ORDER BY since LIMIT ?2",
+	/* --order left: one partition's, back in arrival order, with the clock they arrived by */
+	[UNSPILL_ID] = "SELECT id, key, t, p, match, revision, line, rec, since FROM asof_held"
+		       " WHERE spilled = 1 AND match = ?3 AND id >= ?1 ORDER BY id LIMIT ?2",
 	[SPILL_MIN] = "SELECT min(t) FROM asof_held WHERE spilled = 1",
 	[PART_PUT] = "INSERT OR REPLACE INTO asof_partition(topic, partition, maxt) VALUES (?1, ?2, ?3)",
 	[PRUNED_PUT] = "INSERT OR IGNORE INTO asof_pruned(key) VALUES (?1)",
@@ -54,6 +57,7 @@ static const char schema[] =
 	"CREATE INDEX IF NOT EXISTS asof_held_spilled ON asof_held(spilled, p, id);"
 	"CREATE INDEX IF NOT EXISTS asof_held_since ON asof_held(spilled, since);"
 	"CREATE INDEX IF NOT EXISTS asof_held_t ON asof_held(spilled, t);"
+	"CREATE INDEX IF NOT EXISTS asof_held_queue ON asof_held(match, id) WHERE spilled = 1;"
 	"CREATE TABLE IF NOT EXISTS asof_meta(name TEXT PRIMARY KEY, value INTEGER) WITHOUT ROWID;"
 	"CREATE TABLE IF NOT EXISTS asof_revision(topic TEXT NOT NULL, partition INTEGER NOT NULL,"
 	" offset INTEGER NOT NULL, revision INTEGER NOT NULL,"
@@ -475,18 +479,22 @@ load_held(struct asof_state *s, ss_asof *j)
 	sqlite3_finalize(st);
 }
 
-/* Take up to limit spilled records with p <= max_p (by_since: arrived at or before
- * max_p), in release order; fn gets each, and owns it. */
-size_t
-asof_state_unspill(struct asof_state *s, ss_asof *j, bool by_since, int64_t max_p, size_t limit,
-		   void (*fn)(ss_asof *, struct asof_held *))
+/* Take up to limit spilled records with p <= max_p (ASOF_UNSPILL_SINCE: arrived at or
+ * before max_p; by_id: of queue match, id >= max_p), in release order (by id: arrival
+ * order); fn gets each, and owns it. */
+static size_t
+unspill(struct asof_state *s, ss_asof *j, int by, int64_t max_p, int64_t match, size_t limit,
+	void (*fn)(ss_asof *, struct asof_held *))
 {
-	sqlite3_stmt *st = stmt(s, by_since ? UNSPILL_SINCE : UNSPILL_P);
+	bool by_id = by < 0;
+	sqlite3_stmt *st = stmt(s, by_id ? UNSPILL_ID : by == ASOF_UNSPILL_SINCE ? UNSPILL_SINCE : UNSPILL_P);
 	struct asof_held **taken = ss_xmalloc(limit * sizeof *taken);
 	size_t n = 0;
 
 	sqlite3_bind_int64(st, 1, max_p);
 	sqlite3_bind_int64(st, 2, (int64_t)limit);
+	if (by_id)
+		sqlite3_bind_int64(st, 3, match);
 	while (n < limit && sqlite3_step(st) == SQLITE_ROW) {
 		size_t len = (size_t)sqlite3_column_bytes(st, 7);
 		const void *key = sqlite3_column_blob(st, 1);
@@ -499,7 +507,7 @@ asof_state_unspill(struct asof_state *s, ss_asof *j, bool by_since, int64_t max_
 			.match = (uint64_t)sqlite3_column_int64(st, 4),
 			.revision = (uint32_t)sqlite3_column_int64(st, 5),
 			.line = (uint64_t)sqlite3_column_int64(st, 6),
-			.since = ss_time_mono(),
+			.since = by_id ? sqlite3_column_int64(st, 8) : ss_time_mono(),
 			.len = len,
 		};
 		memcpy(h->raw, sqlite3_column_text(st, 7), len);
@@ -514,6 +522,39 @@ asof_state_unspill(struct asof_state *s, ss_asof *j, bool by_since, int64_t max_
 		fn(j, taken[i]);
 	free(taken);
 	return n;
+}
+
+size_t
+asof_state_unspill(struct asof_state *s, ss_asof *j, enum asof_unspill by, int64_t max_p, size_t limit,
+		   void (*fn)(ss_asof *, struct asof_held *))
+{
+	return unspill(s, j, (int)by, max_p, 0, limit, fn);
+}
+
+size_t
+asof_state_unspill_queue(struct asof_state *s, ss_asof *j, int64_t match, int64_t from, size_t limit,
+			 void (*fn)(ss_asof *, struct asof_held *))
+{
+	return unspill(s, j, -1, from, match, limit, fn);
+}
+
+void
+asof_state_queues(struct asof_state *s, ss_asof *j, void (*fn)(ss_asof *, int64_t match, uint64_t n))
+{
+	/* the queue of each, from its envelope as asof_parse reads it (a run without
+	 * --order left kept something else in match) */
+	sqlite3_stmt *st = query(s, "UPDATE asof_held SET match = CASE WHEN json_valid(rec)"
+				 " AND json_type(rec, '$.topic') = 'text' AND json_type(rec, '$.partition') = 'integer'"
+				 " AND json_type(rec, '$.offset') = 'integer' THEN json_extract(rec, '$.partition') + 1"
+				 " ELSE 0 END");
+
+	if (sqlite3_step(st) != SQLITE_DONE)
+		die_db(s, "load");
+	sqlite3_finalize(st);
+	st = query(s, "SELECT match, count(*) FROM asof_held WHERE spilled = 1 GROUP BY match");
+	while (sqlite3_step(st) == SQLITE_ROW)
+		fn(j, sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 1));
+	sqlite3_finalize(st);
 }
 
 int64_t
