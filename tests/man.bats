@@ -16,7 +16,9 @@ run_examples() {
 	cd "$T"
 	flush() {
 		[ -n "$cmd" ] || return 0
-		got=$(sh -c "$cmd" 2>&1)
+		# 3>&-: what an example leaves in the background (a mock cluster fed by
+		# `sleep 60 |`) must not hold bats' report open after the test
+		got=$(sh -c "$cmd" 2>&1 3>&-)
 		if [ "$got" != "$want" ]; then
 			printf 'example: %s\nwant:\n%s\ngot:\n%s\n' "$cmd" "$want" "$got" >&2
 			return 1
