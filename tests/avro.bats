@@ -13,23 +13,10 @@ setup_file() {
 	mock_start --topic rt:1 --topic keyed:1 --topic fa:1 --topic wire:1 --topic reg:1 \
 		--topic bad:1 --topic unk:1 --topic down:1 --topic latest:1 --topic hostile:1 --topic wkeys:1
 	local dir=$BATS_FILE_TMPDIR
-	cat >"$dir/w.avsc" <<-'J'
-	{"type":"record","name":"Weather","namespace":"ex","fields":[
-	 {"name":"station","type":"string"},{"name":"ts","type":"long"},{"name":"temp","type":"double"},
-	 {"name":"f","type":"float"},{"name":"ok","type":"boolean"},{"name":"n","type":"int"},
-	 {"name":"note","type":["null","string"]},{"name":"raw","type":"bytes"},
-	 {"name":"fx","type":{"type":"fixed","name":"F2","size":2}},
-	 {"name":"kind","type":{"type":"enum","name":"Kind","symbols":["A","B"]}},
-	 {"name":"tags","type":{"type":"array","items":"string"}},
-	 {"name":"m","type":{"type":"map","values":"long"}},
-	 {"name":"u","type":["null","long",{"type":"record","name":"Sub","fields":[{"name":"x","type":"int"}]}]}]}
-	J
-	# Avro's JSON encoding of two records: every type, 2^53+1, a union of a named type,
-	# bytes and fixed as code points U+0000..U+00FF, NaN
-	cat >"$dir/w.ndjson" <<-'J'
-	{"station":"s1","ts":9007199254740993,"temp":21.5,"f":0.1,"ok":true,"n":-3,"note":{"string":"hé"},"raw":"\u0000ÿab","fx":"Ã\u0010","kind":"B","tags":["x","y"],"m":{"a":1},"u":{"ex.Sub":{"x":5}}}
-	{"station":"s2","ts":-1,"temp":"NaN","f":1e+30,"ok":false,"n":2147483647,"note":null,"raw":"","fx":"ab","kind":"A","tags":[],"m":{},"u":{"long":7}}
-	J
+	# Avro's JSON encoding of two records of a schema with every type: 2^53+1, a union of
+	# a named type, bytes and fixed as code points U+0000..U+00FF, NaN
+	cp "$ROOT/tests/avro-weather.avsc" "$dir/w.avsc"
+	cp "$ROOT/tests/avro-weather.ndjson" "$dir/w.ndjson"
 	echo '"string"' >"$dir/k.avsc"
 	# the registry stand-in, with the schema of w.avsc as id 1
 	printf '1 %s\n' "$(jq -c . "$dir/w.avsc")" >"$dir/preload"
