@@ -9,7 +9,13 @@
 # librdkafka can do: a consume with a new enough one, else exit 77 with the version hint.
 load helpers
 
-setup_file() { kafka_setup_file_secure; }
+setup_file() {
+	kafka_setup_file_secure
+	# the jars kafka-up used, for kafka-topic once setup() has moved $HOME
+	KAFKA_LIB=$("$SS_SCRIPTS/kafka-fetch")
+	SS_KAFKA_HOME=${KAFKA_LIB%/lib}
+	export KAFKA_LIB SS_KAFKA_HOME
+}
 teardown_file() { kafka_teardown_file; }
 setup() {
 	T=$(mktemp -d "$KAFKA_TMP/t.XXXXXX")
@@ -136,4 +142,29 @@ put() {
 	[ "$status" -eq 77 ]
 	[ "${#lines[@]}" -eq 1 ]
 	assert_output "ss-produce: <stdin>:1: not sent: Broker: Topic authorization failed"
+}
+
+@test "secure: kafka-topic -F FILE creates a topic on the secure broker, as the user in FILE" {
+	[ "$(stat -c %a "$SECURE/admin.properties")" = 600 ]
+	t=$(kafka_topic_name)
+	# without credentials it cannot even ask for metadata
+	run "$SS_SCRIPTS/kafka-topic" "$BROKERS" "$t" 3
+	assert_failure 75
+	run "$SS_SCRIPTS/kafka-topic" -F "$SECURE/admin.conf" "$BROKERS" "$t" 3 --config cleanup.policy=compact
+	assert_success
+	md=$(kcat -F "$SECURE/carol.conf" -L -J -t "$t" 2>/dev/null)
+	[ "$(jq --arg t "$t" '.topics[] | select(.topic == $t) | .partitions | length' <<<"$md")" = 3 ]
+	# again: it exists with that count, success; another count fails
+	run "$SS_SCRIPTS/kafka-topic" -F "$SECURE/admin.conf" "$BROKERS" "$t" 3
+	assert_success
+	run "$SS_SCRIPTS/kafka-topic" -F "$SECURE/admin.conf" "$BROKERS" "$t" 2
+	assert_failure 1
+	assert_output --partial "already exists with 3 partitions, not 2"
+	# the test helper passes admin.conf for this file's broker
+	kafka_create_topic "$t-2" 2
+	# bob may not create topics: TopicCommand's refusal, exit 1
+	run "$SS_SCRIPTS/kafka-topic" -F "$SECURE/bob.conf" "$BROKERS" "$t-bob" 1
+	assert_failure 1
+	assert_output --partial "Authorization failed"
+	assert_output --partial "kafka-topic: creating topic '$t-bob' on $BROKERS failed"
 }
