@@ -433,6 +433,10 @@ check_topic(struct producer *pr, const rd_kafka_metadata_t *md)
 {
 	if (md->topic_cnt > 0 && md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
 		ss_diag_die(SS_EXIT_DATA, "topic %s does not exist", pr->o->topic);
+	/* an ACL that hides the topic: said once, not once per record (retrying will not help) */
+	if (md->topic_cnt > 0 && ss_kafka_exit_code(md->topics[0].err) == SS_EXIT_NOPERM)
+		ss_diag_die(SS_EXIT_NOPERM, "topic %s: %s", pr->o->topic,
+			    rd_kafka_err2str(md->topics[0].err));
 	rd_kafka_metadata_destroy(md);
 	pr->connected = true;
 }

@@ -11,7 +11,7 @@ load helpers
 
 setup_file() {
 	kafka_setup_file_secure
-	# the jars kafka-up used, for kafka-topic once setup() has moved $HOME
+	# the jars kafka-up used, for grant and kafka-topic once setup() has moved $HOME
 	KAFKA_LIB=$("$SS_SCRIPTS/kafka-fetch")
 	SS_KAFKA_HOME=${KAFKA_LIB%/lib}
 	export KAFKA_LIB SS_KAFKA_HOME
@@ -27,6 +27,14 @@ setup() {
 # put TOPIC: lines on stdin into TOPIC as carol (a super user; auto-created, 1 partition)
 put() {
 	kcat -F "$SECURE/carol.conf" -P -t "$1" -X acks=all 2>/dev/null
+}
+
+# grant ARG...: add ACLs as admin with Kafka's own kafka-acls (AclCommand, from the cached
+# jars), e.g. grant --allow-principal User:bob --consumer --topic T --group G
+grant() {
+	java -Xmx256m -XX:TieredStopAtLevel=1 -cp "$KAFKA_LIB/*" org.apache.kafka.tools.AclCommand \
+		--bootstrap-server "$BROKERS" --command-config "$SECURE/admin.properties" --add "$@" \
+		</dev/null >"$T/grant.out" 2>&1 || { cat "$T/grant.out" >&2; return 1; }
 }
 
 @test "secure: kafka-up --secure serves SASL_SSL only, and its client files are private" {
@@ -141,7 +149,80 @@ put() {
 	SS_CONFIG=$SECURE/bob.conf run ss-produce "$topic" <"$T/in"
 	[ "$status" -eq 77 ]
 	[ "${#lines[@]}" -eq 1 ]
-	assert_output "ss-produce: <stdin>:1: not sent: Broker: Topic authorization failed"
+	assert_output "ss-produce: topic $topic: Broker: Topic authorization failed"
+}
+
+@test "secure: per-topic ACLs: a user allowed topic X reads it (plain and -G) and writes it" {
+	x=$(kafka_topic_name x)
+	echo '{"n":1}' | put "$x"
+	# bob: read, write and describe X, read group g-X; nothing else (no group for a plain read)
+	grant --allow-principal User:bob --consumer --producer --topic "$x" --group "g-$x"
+	run ss-consume -F "$SECURE/bob.conf" -e "$x"
+	assert_success
+	assert_output --partial '"value":{"n":1}'
+	[ "${#lines[@]}" -eq 1 ]
+	echo '{"n":2}' >"$T/in"
+	SS_CONFIG=$SECURE/bob.conf run ss-produce "$x" <"$T/in"
+	assert_success
+	assert_output ''
+	run ss-consume -F "$SECURE/bob.conf" -G "g-$x" -e "$x"
+	assert_success
+	[ "$(echo "$output" | jq -s -c 'map(.value.n)')" = '[1,2]' ]
+	# the group committed: a second run starts after what the first read
+	run ss-consume -F "$SECURE/bob.conf" -G "g-$x" -e "$x"
+	assert_success
+	assert_output ''
+}
+
+@test "secure: per-topic ACLs: on a topic Y it may not use, consume, -G and produce say so in one line naming Y, exit 77, at once" {
+	x=$(kafka_topic_name x) y=$(kafka_topic_name y)
+	echo '{"n":1}' | put "$x"
+	echo '{"n":1}' | put "$y"
+	grant --allow-principal User:bob --consumer --producer --topic "$x" --group "g-$x"
+	SECONDS=0
+	run ss-consume -F "$SECURE/bob.conf" -e "$y"
+	[ "$status" -eq 77 ]
+	assert_output "ss-consume: topic $y: Broker: Topic authorization failed"
+	run ss-consume -F "$SECURE/bob.conf" -G "g-$x" -e "$y"
+	[ "$status" -eq 77 ]
+	assert_output "ss-consume: topic $y: Broker: Topic authorization failed"
+	# without -e a group waits for a topic that does not exist yet, but not for an ACL
+	run ss-consume -F "$SECURE/bob.conf" -G "g-$x" "$y"
+	[ "$status" -eq 77 ]
+	[ "${#lines[@]}" -eq 1 ]
+	assert_output --partial "ss-consume: not permitted: $y: "
+	assert_output --partial "Topic authorization failed"
+	printf '{"n":%d}\n' 1 2 3 >"$T/in"
+	SS_CONFIG=$SECURE/bob.conf run ss-produce "$y" <"$T/in"
+	[ "$status" -eq 77 ]
+	assert_output "ss-produce: topic $y: Broker: Topic authorization failed"
+	[ "$SECONDS" -lt 15 ]   # four refusals, none of them the 30 s --timeout
+	# nothing reached Y
+	run ss-consume -F "$SECURE/carol.conf" -e "$y"
+	assert_success
+	[ "${#lines[@]}" -eq 1 ]
+}
+
+@test "secure: read on the topic but no access to the group: -G exits 77 in one line naming the group, a plain read works" {
+	x=$(kafka_topic_name x)
+	echo '{"n":1}' | put "$x"
+	grant --allow-principal User:bob --operation Read --operation Describe --topic "$x"
+	SECONDS=0
+	run ss-consume -F "$SECURE/bob.conf" -G "g-$x" -e "$x"
+	[ "$status" -eq 77 ]
+	[ "${#lines[@]}" -eq 1 ]
+	assert_output --partial "ss-consume: not permitted: group g-$x: "
+	assert_output --partial "Group authorization failed"
+	run ss-consume -F "$SECURE/bob.conf" -G "g-$x" "$x"
+	[ "$status" -eq 77 ]
+	[ "${#lines[@]}" -eq 1 ]
+	assert_output --partial "ss-consume: not permitted: group g-$x: "
+	[ "$SECONDS" -lt 15 ]
+	# without -G no group is joined, so none needs an ACL
+	run ss-consume -F "$SECURE/bob.conf" -e "$x"
+	assert_success
+	assert_output --partial '"value":{"n":1}'
+	[ "${#lines[@]}" -eq 1 ]
 }
 
 @test "secure: kafka-topic -F FILE creates a topic on the secure broker, as the user in FILE" {
