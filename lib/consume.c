@@ -747,6 +747,14 @@ handle_error(struct consumer *c, const rd_kafka_message_t *m)
 			feed_part(c, t, p, SS_FEED_CAUGHT_UP);
 		return;
 	}
+	if (m->err == RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED && t == NULL) {
+		/* without -G the group id is librdkafka's placeholder (new_consumer): nothing
+		 * joins or commits, so a user with no access to it may still read */
+		if (c->o->group == NULL)
+			return;
+		ss_diag_die(SS_EXIT_NOPERM, "not permitted: group %s: %s", c->o->group,
+			    rd_kafka_message_errstr(m));
+	}
 	if (ss_kafka_exit_code(m->err) == SS_EXIT_NOPERM) /* an ACL: retrying will not help */
 		ss_diag_die(SS_EXIT_NOPERM, "not permitted: %s%s%s", t != NULL ? t->name : "",
 			    t != NULL ? ": " : "", rd_kafka_message_errstr(m));

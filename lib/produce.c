@@ -57,6 +57,7 @@ struct producer {
 	char errbuf[512];
 	char whybuf[768];
 	uint64_t failed;
+	uint64_t refused; /* of them, refused by an ACL: said once */
 	int fail_status;
 	int unpolled;
 };
@@ -176,10 +177,16 @@ dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 	if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR)
 		return;
 	failed_line(pr, line);
-	if (pr->failed++ < MAX_REPORTED)
+	status = ss_kafka_exit_code(m->err);
+	if (status == SS_EXIT_NOPERM) { /* every record after it meets the same ACL */
+		if (pr->refused++ == 0)
+			ss_diag_warn("%s:%llu: not permitted: topic %s: %s", pr->o->in_name,
+				     (unsigned long long)line, pr->o->topic, rd_kafka_err2str(m->err));
+		pr->failed++;
+	} else if (pr->failed++ - pr->refused < MAX_REPORTED) {
 		ss_diag_warn("%s:%llu: not delivered: %s", pr->o->in_name, (unsigned long long)line,
 			     rd_kafka_err2str(m->err));
-	status = ss_kafka_exit_code(m->err);
+	}
 	if (pr->fail_status != SS_EXIT_TEMPFAIL)
 		pr->fail_status = status;
 }
@@ -433,6 +440,10 @@ check_topic(struct producer *pr, const rd_kafka_metadata_t *md)
 {
 	if (md->topic_cnt > 0 && md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
 		ss_diag_die(SS_EXIT_DATA, "topic %s does not exist", pr->o->topic);
+	/* an ACL that hides the topic: said once, not once per record (retrying will not help) */
+	if (md->topic_cnt > 0 && ss_kafka_exit_code(md->topics[0].err) == SS_EXIT_NOPERM)
+		ss_diag_die(SS_EXIT_NOPERM, "topic %s: %s", pr->o->topic,
+			    rd_kafka_err2str(md->topics[0].err));
 	rd_kafka_metadata_destroy(md);
 	pr->connected = true;
 }
@@ -497,7 +508,7 @@ send_record(struct producer *pr, struct record *r, uint64_t lineno)
 		rd_kafka_poll(pr->rk, 100);
 	}
 	if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-		if (pr->failed++ < MAX_REPORTED)
+		if (pr->failed++ - pr->refused < MAX_REPORTED)
 			ss_diag_warn("%s:%llu: not sent: %s", pr->o->in_name, (unsigned long long)lineno,
 				     rd_kafka_err2str(err));
 		if (pr->fail_status != SS_EXIT_TEMPFAIL)

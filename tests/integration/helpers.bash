@@ -88,12 +88,14 @@ kafka_topic_name() {
   printf 't-%s-%s%s\n' "${BATS_TEST_NUMBER:-0}" "$RANDOM$RANDOM" "${1:+-$1}"
 }
 
-# kafka_create_topic NAME PARTITIONS [BROKERS] [--config K=V]...: create and wait for it.
+# kafka_create_topic NAME PARTITIONS [BROKERS] [--config K=V]...: create and wait for it
+# (as admin, with $SECURE/admin.conf, on this file's --secure broker).
 kafka_create_topic() {
-  local name=$1 parts=$2 brokers=$BROKERS
+  local name=$1 parts=$2 brokers=$BROKERS login=()
   shift 2
   if (($# > 0)) && [[ $1 != -* ]]; then brokers=$1; shift; fi
-  "$SS_SCRIPTS/kafka-topic" "$brokers" "$name" "$parts" "$@"
+  [[ -z ${SECURE:-} || $brokers != "$BROKERS" ]] || login=(-F "$SECURE/admin.conf")
+  "$SS_SCRIPTS/kafka-topic" "${login[@]}" "$brokers" "$name" "$parts" "$@"
 }
 
 # kafka_produce TOPIC [BROKERS]: each line on stdin becomes one message (null key).

@@ -9,7 +9,13 @@
 # librdkafka can do: a consume with a new enough one, else exit 77 with the version hint.
 load helpers
 
-setup_file() { kafka_setup_file_secure; }
+setup_file() {
+	kafka_setup_file_secure
+	# the jars kafka-up used, for grant and kafka-topic once setup() has moved $HOME
+	KAFKA_LIB=$("$SS_SCRIPTS/kafka-fetch")
+	SS_KAFKA_HOME=${KAFKA_LIB%/lib}
+	export KAFKA_LIB SS_KAFKA_HOME
+}
 teardown_file() { kafka_teardown_file; }
 setup() {
 	T=$(mktemp -d "$KAFKA_TMP/t.XXXXXX")
@@ -21,6 +27,14 @@ setup() {
 # put TOPIC: lines on stdin into TOPIC as carol (a super user; auto-created, 1 partition)
 put() {
 	kcat -F "$SECURE/carol.conf" -P -t "$1" -X acks=all 2>/dev/null
+}
+
+# grant ARG...: add ACLs as admin with Kafka's own kafka-acls (AclCommand, from the cached
+# jars), e.g. grant --allow-principal User:bob --consumer --topic T --group G
+grant() {
+	java -Xmx256m -XX:TieredStopAtLevel=1 -cp "$KAFKA_LIB/*" org.apache.kafka.tools.AclCommand \
+		--bootstrap-server "$BROKERS" --command-config "$SECURE/admin.properties" --add "$@" \
+		</dev/null >"$T/grant.out" 2>&1 || { cat "$T/grant.out" >&2; return 1; }
 }
 
 @test "secure: kafka-up --secure serves SASL_SSL only, and its client files are private" {
@@ -134,6 +148,118 @@ put() {
 	echo '{"n":2}' >"$T/in"
 	SS_CONFIG=$SECURE/bob.conf run ss-produce "$topic" <"$T/in"
 	[ "$status" -eq 77 ]
+	assert_output "ss-produce: topic $topic: Broker: Topic authorization failed"
+}
+
+@test "secure: per-topic ACLs: a user allowed topic X reads it (plain and -G) and writes it" {
+	x=$(kafka_topic_name x)
+	echo '{"n":1}' | put "$x"
+	# bob: read, write and describe X, read group g-X; nothing else (no group for a plain read)
+	grant --allow-principal User:bob --consumer --producer --topic "$x" --group "g-$x"
+	run ss-consume -F "$SECURE/bob.conf" -e "$x"
+	assert_success
+	assert_output --partial '"value":{"n":1}'
 	[ "${#lines[@]}" -eq 1 ]
-	assert_output "ss-produce: <stdin>:1: not sent: Broker: Topic authorization failed"
+	echo '{"n":2}' >"$T/in"
+	SS_CONFIG=$SECURE/bob.conf run ss-produce "$x" <"$T/in"
+	assert_success
+	assert_output ''
+	run ss-consume -F "$SECURE/bob.conf" -G "g-$x" -e "$x"
+	assert_success
+	[ "$(echo "$output" | jq -s -c 'map(.value.n)')" = '[1,2]' ]
+	# the group committed: a second run starts after what the first read
+	run ss-consume -F "$SECURE/bob.conf" -G "g-$x" -e "$x"
+	assert_success
+	assert_output ''
+}
+
+@test "secure: per-topic ACLs: on a topic Y it may not use, consume, -G and produce say so in one line naming Y, exit 77, at once" {
+	x=$(kafka_topic_name x) y=$(kafka_topic_name y)
+	echo '{"n":1}' | put "$x"
+	echo '{"n":1}' | put "$y"
+	grant --allow-principal User:bob --consumer --producer --topic "$x" --group "g-$x"
+	SECONDS=0
+	run ss-consume -F "$SECURE/bob.conf" -e "$y"
+	[ "$status" -eq 77 ]
+	assert_output "ss-consume: topic $y: Broker: Topic authorization failed"
+	run ss-consume -F "$SECURE/bob.conf" -G "g-$x" -e "$y"
+	[ "$status" -eq 77 ]
+	assert_output "ss-consume: topic $y: Broker: Topic authorization failed"
+	# without -e a group waits for a topic that does not exist yet, but not for an ACL
+	run ss-consume -F "$SECURE/bob.conf" -G "g-$x" "$y"
+	[ "$status" -eq 77 ]
+	[ "${#lines[@]}" -eq 1 ]
+	assert_output --partial "ss-consume: not permitted: $y: "
+	assert_output --partial "Topic authorization failed"
+	printf '{"n":%d}\n' 1 2 3 >"$T/in"
+	SS_CONFIG=$SECURE/bob.conf run ss-produce "$y" <"$T/in"
+	[ "$status" -eq 77 ]
+	assert_output "ss-produce: topic $y: Broker: Topic authorization failed"
+	[ "$SECONDS" -lt 15 ]   # four refusals, none of them the 30 s --timeout
+	# nothing reached Y
+	run ss-consume -F "$SECURE/carol.conf" -e "$y"
+	assert_success
+	[ "${#lines[@]}" -eq 1 ]
+}
+
+@test "secure: a user that may read topic Y but not write it: ss-produce says so once, naming Y, exit 77" {
+	y=$(kafka_topic_name y)
+	echo '{"n":0}' | put "$y"
+	grant --allow-principal User:bob --operation Read --operation Describe --topic "$y"
+	printf '{"n":%d}\n' 1 2 3 >"$T/in"
+	SECONDS=0
+	SS_CONFIG=$SECURE/bob.conf run ss-produce "$y" <"$T/in"
+	[ "$status" -eq 77 ]
+	assert_output "ss-produce: <stdin>:1: not permitted: topic $y: Broker: Topic authorization failed"
+	[ "$SECONDS" -lt 15 ]
+	run ss-consume -F "$SECURE/bob.conf" -e "$y"
+	assert_success
+	[ "${#lines[@]}" -eq 1 ]
+}
+
+@test "secure: read on the topic but no access to the group: -G exits 77 in one line naming the group, a plain read works" {
+	x=$(kafka_topic_name x)
+	echo '{"n":1}' | put "$x"
+	grant --allow-principal User:bob --operation Read --operation Describe --topic "$x"
+	SECONDS=0
+	run ss-consume -F "$SECURE/bob.conf" -G "g-$x" -e "$x"
+	[ "$status" -eq 77 ]
+	[ "${#lines[@]}" -eq 1 ]
+	assert_output --partial "ss-consume: not permitted: group g-$x: "
+	assert_output --partial "Group authorization failed"
+	run ss-consume -F "$SECURE/bob.conf" -G "g-$x" "$x"
+	[ "$status" -eq 77 ]
+	[ "${#lines[@]}" -eq 1 ]
+	assert_output --partial "ss-consume: not permitted: group g-$x: "
+	[ "$SECONDS" -lt 15 ]
+	# without -G no group is joined, so none needs an ACL
+	run ss-consume -F "$SECURE/bob.conf" -e "$x"
+	assert_success
+	assert_output --partial '"value":{"n":1}'
+	[ "${#lines[@]}" -eq 1 ]
+}
+
+@test "secure: kafka-topic -F FILE creates a topic on the secure broker, as the user in FILE" {
+	[ "$(stat -c %a "$SECURE/admin.properties")" = 600 ]
+	t=$(kafka_topic_name)
+	# without credentials it cannot even ask for metadata
+	run "$SS_SCRIPTS/kafka-topic" "$BROKERS" "$t" 3
+	assert_failure 75
+	run "$SS_SCRIPTS/kafka-topic" -F "$SECURE/admin.conf" "$BROKERS" "$t" 3 --config cleanup.policy=compact
+	assert_success
+	md=$(kcat -F "$SECURE/carol.conf" -L -J -t "$t" 2>/dev/null)
+	[ "$(jq --arg t "$t" '.topics[] | select(.topic == $t) | .partitions | length' <<<"$md")" = 3 ]
+	# again: it exists with that count, success; another count fails
+	run "$SS_SCRIPTS/kafka-topic" -F "$SECURE/admin.conf" "$BROKERS" "$t" 3
+	assert_success
+	run "$SS_SCRIPTS/kafka-topic" -F "$SECURE/admin.conf" "$BROKERS" "$t" 2
+	assert_failure 1
+	assert_output --partial "already exists with 3 partitions, not 2"
+	# the test helper passes admin.conf for this file's broker
+	kafka_create_topic "$t-2" 2
+	# bob may not create topics: TopicCommand's refusal, exit 1
+	run "$SS_SCRIPTS/kafka-topic" -F "$SECURE/bob.conf" "$BROKERS" "$t-bob" 1
+	assert_failure 1
+	assert_output --partial "Authorization failed"
+	assert_output --partial "kafka-topic: creating topic '$t-bob' on $BROKERS failed"
 }
