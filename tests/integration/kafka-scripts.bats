@@ -47,6 +47,10 @@ connectable() {
   # It logs (Log4j2 binding present) to its kafka.log.
   run grep -c 'Kafka Server started' "$KAFKA_TMP/broker1/kafka.log"
   assert_output 1
+  # DIR/kafka.version records the version it runs (kafka-fetch's default)
+  lib=$("$SS_SCRIPTS/kafka-fetch")
+  assert_equal "$(cat "$KAFKA_TMP/broker1/kafka.version")" "$(cat "$lib/.complete")"
+  grep -q "Kafka version: $(cat "$lib/.complete")" "$KAFKA_TMP/broker1/kafka.log"
 }
 
 @test "kcat round trip: keys, values and order survive produce and consume" {
@@ -226,6 +230,23 @@ connectable() {
   assert_failure 64
   run "$SS_SCRIPTS/kafka-up" "$KAFKA_TMP/x" notaport
   assert_failure 64
+  run "$SS_SCRIPTS/kafka-up" --bogus "$KAFKA_TMP/x"
+  assert_failure 64
+  run "$SS_SCRIPTS/kafka-up" --kafka-version 3.x "$KAFKA_TMP/x"
+  assert_failure 64
+  assert_output "kafka-up: bad Kafka version '3.x'"
+  run "$SS_SCRIPTS/kafka-up" "$KAFKA_TMP/x" --kafka-version
+  assert_failure 64
+  # a DIR formatted with one Kafka version is not started with another
+  mkdir -p "$KAFKA_TMP/v/data"
+  touch "$KAFKA_TMP/v/data/meta.properties"
+  echo 3.9.1 >"$KAFKA_TMP/v/kafka.version"
+  run "$SS_SCRIPTS/kafka-up" --kafka-version 4.4.0 "$KAFKA_TMP/v"
+  assert_failure 64
+  assert_output "kafka-up: $KAFKA_TMP/v holds a Kafka 3.9.1 broker, not 4.4.0 (use another DIR)"
+  SS_KAFKA_VERSION=4.4.0 run "$SS_SCRIPTS/kafka-up" "$KAFKA_TMP/v"
+  assert_failure 64
+  [[ ! -f $KAFKA_TMP/v/kafka.pid ]]
   run "$SS_SCRIPTS/kafka-down"
   assert_failure 64
 }
