@@ -7,6 +7,7 @@
 # bug that Kafka 4's strict check rejects; librdkafka#4895). Debian 12 ships 2.0.2, so the
 # happy paths log in with PLAIN over TLS, and the SCRAM test checks what the installed
 # librdkafka can do: a consume with a new enough one, else exit 77 with the version hint.
+# SCRAM's happy path on librdkafka 2.0.2 is secure-scram.bats, on a Kafka 3.9 broker.
 load helpers
 
 setup_file() {
