@@ -219,6 +219,9 @@ assert a == b, (a, b)' "$T/fetched.avsc" "$KAFKA_TMP/w.avsc"
 	run running "$pid"
 	assert_failure
 	grep -q 'registry-up watchdog' "$T/r/registry.log"
+	# the watchdog's registry-down is done when the pid file is gone
+	for _ in $(seq 100); do [ -e "$T/r/registry.pid" ] || break; sleep 0.1; done
+	[ ! -e "$T/r/registry.pid" ]
 	run curl -sf "$url/subjects"
 	assert_failure
 	# up again in the same DIR, then down twice
