@@ -8,6 +8,7 @@
 #
 #   SS_KAFKA_SCRAM_VERSION  the 3.x broker to run (default 3.9.1)
 load helpers
+load secure
 
 setup_file() {
 	SCRAM_VERSION=${SS_KAFKA_SCRAM_VERSION:-3.9.1}
@@ -15,17 +16,7 @@ setup_file() {
 	SS_KAFKA_VERSION=$SCRAM_VERSION kafka_setup_file_secure
 }
 teardown_file() { kafka_teardown_file; }
-setup() {
-	T=$(mktemp -d "$KAFKA_TMP/t.XXXXXX")
-	export HOME=$T/home
-	mkdir -p "$HOME"
-	unset SS_CONFIG SS_BROKERS
-}
-
-# put TOPIC: lines on stdin into TOPIC as carol (PLAIN, a super user; auto-created)
-put() {
-	kcat -F "$SECURE/carol.conf" -P -t "$1" -X acks=all 2>/dev/null
-}
+setup() { secure_setup; }
 
 @test "secure-scram: kafka-up runs the Kafka version asked for, and alice's file says SCRAM-SHA-512" {
 	[ "$(cat "$SECURE/kafka.version")" = "$SCRAM_VERSION" ]
@@ -66,29 +57,11 @@ put() {
 }
 
 @test "secure-scram: a consumer group (-G) over TLS + SCRAM-SHA-512 commits and resumes" {
-	topic=$(kafka_topic_name)
-	printf '{"n":%d}\n' 1 2 | put "$topic"
-	run ss-consume -F "$SECURE/alice.conf" -G "g-$topic" -e "$topic"
-	assert_success
-	[ "${#lines[@]}" -eq 2 ]
-	echo '{"n":3}' >"$T/in"
-	SS_CONFIG=$SECURE/alice.conf run ss-produce "$topic" <"$T/in"
-	assert_success
-	run ss-consume -F "$SECURE/alice.conf" -G "g-$topic" -e "$topic"
-	assert_success
-	[ "${#lines[@]}" -eq 1 ]
-	assert_output --partial '"value":{"n":3}'
+	group_commits_and_resumes "$SECURE/alice.conf"
 }
 
 @test "secure-scram: the headline join, ss-asof <(ss-consume ...) <(ss-consume ...), over SCRAM-SHA-512" {
-	a=$(kafka_topic_name activity) w=$(kafka_topic_name weather)
-	printf '%s\n' '{"t":10,"s":"a","w":"sun"}' '{"t":15,"s":"b","w":"fog"}' '{"t":20,"s":"a","w":"rain"}' | put "$w"
-	printf '%s\n' '{"t":12,"s":"a","id":1}' '{"t":25,"s":"a","id":2}' '{"t":16,"s":"b","id":3}' | put "$a"
-	export SS_CONFIG=$SECURE/alice.conf
-	run ss-asof <(ss-consume -e "$a") <(ss-consume -e "$w") --on .value.t --by .value.s \
-		--select '[.left.value.id, .right.value.w]'
-	assert_success
-	[ "$(echo "$output" | grep '^\[' | sort)" = "$(printf '[1,"sun"]\n[2,"rain"]\n[3,"fog"]')" ]
+	headline_join "$SECURE/alice.conf"
 }
 
 @test "secure-scram: a SCRAM user without ACLs logs in and is refused the topic, exit 77" {
@@ -100,20 +73,7 @@ put() {
 }
 
 @test "secure-scram: a wrong SCRAM password is one line and exit 77, at once" {
-	sed 's/^sasl.password=.*/sasl.password=wrong/' "$SECURE/alice.conf" >"$T/wrong.conf"
-	chmod 600 "$T/wrong.conf"
-	SECONDS=0
-	run ss-consume -F "$T/wrong.conf" -e anything
-	[ "$status" -eq 77 ]
-	[ "${#lines[@]}" -eq 1 ]
-	assert_output --partial "ss-consume: not permitted: sasl_ssl://$BROKERS/bootstrap: SASL authentication error: Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512"
-	refute_output --partial wrong
-	[ "$SECONDS" -lt 10 ]   # not the 30 s --timeout for an unreachable broker
-	echo '{"n":1}' >"$T/in"
-	SS_CONFIG=$T/wrong.conf run ss-produce anything <"$T/in"
-	[ "$status" -eq 77 ]
-	[ "${#lines[@]}" -eq 1 ]
-	assert_output --partial "ss-produce: not permitted:"
-	assert_output --partial "SCRAM-SHA-512"
-	refute_output --partial wrong
+	wrong_password_refused "$SECURE/alice.conf" \
+		"Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512"
+	assert_output --partial "SCRAM-SHA-512"   # the producer's line names the mechanism too
 }

@@ -9,6 +9,7 @@
 # librdkafka can do: a consume with a new enough one, else exit 77 with the version hint.
 # SCRAM's happy path on librdkafka 2.0.2 is secure-scram.bats, on a Kafka 3.9 broker.
 load helpers
+load secure
 
 setup_file() {
 	kafka_setup_file_secure
@@ -18,17 +19,7 @@ setup_file() {
 	export KAFKA_LIB SS_KAFKA_HOME
 }
 teardown_file() { kafka_teardown_file; }
-setup() {
-	T=$(mktemp -d "$KAFKA_TMP/t.XXXXXX")
-	export HOME=$T/home
-	mkdir -p "$HOME"
-	unset SS_CONFIG SS_BROKERS
-}
-
-# put TOPIC: lines on stdin into TOPIC as carol (a super user; auto-created, 1 partition)
-put() {
-	kcat -F "$SECURE/carol.conf" -P -t "$1" -X acks=all 2>/dev/null
-}
+setup() { secure_setup; }
 
 # grant ARG...: add ACLs as admin with Kafka's own kafka-acls (AclCommand, from the cached
 # jars), e.g. grant --allow-principal User:bob --consumer --topic T --group G
@@ -72,27 +63,11 @@ grant() {
 }
 
 @test "secure: a consumer group (-G) over TLS + SASL commits and resumes" {
-	topic=$(kafka_topic_name)
-	printf '{"n":%d}\n' 1 2 | put "$topic"
-	run ss-consume -F "$SECURE/carol.conf" -G "g-$topic" -e "$topic"
-	assert_success
-	[ "${#lines[@]}" -eq 2 ]
-	printf '{"n":3}\n' | put "$topic"
-	run ss-consume -F "$SECURE/carol.conf" -G "g-$topic" -e "$topic"
-	assert_success
-	[ "${#lines[@]}" -eq 1 ]
-	assert_output --partial '"value":{"n":3}'
+	group_commits_and_resumes "$SECURE/carol.conf"
 }
 
 @test "secure: the headline join, ss-asof <(ss-consume ...) <(ss-consume ...), over TLS + SASL" {
-	a=$(kafka_topic_name activity) w=$(kafka_topic_name weather)
-	printf '%s\n' '{"t":10,"s":"a","w":"sun"}' '{"t":15,"s":"b","w":"fog"}' '{"t":20,"s":"a","w":"rain"}' | put "$w"
-	printf '%s\n' '{"t":12,"s":"a","id":1}' '{"t":25,"s":"a","id":2}' '{"t":16,"s":"b","id":3}' | put "$a"
-	export SS_CONFIG=$SECURE/carol.conf
-	run ss-asof <(ss-consume -e "$a") <(ss-consume -e "$w") --on .value.t --by .value.s \
-		--select '[.left.value.id, .right.value.w]'
-	assert_success
-	[ "$(echo "$output" | grep '^\[' | sort)" = "$(printf '[1,"sun"]\n[2,"rain"]\n[3,"fog"]')" ]
+	headline_join "$SECURE/carol.conf"
 }
 
 @test "secure: SCRAM-SHA-512 logs in, or says why it cannot (librdkafka before 2.6.1), exit 77" {
@@ -110,20 +85,7 @@ grant() {
 }
 
 @test "secure: a wrong password is one line and exit 77, at once" {
-	sed 's/^sasl.password=.*/sasl.password=wrong/' "$SECURE/carol.conf" >"$T/wrong.conf"
-	chmod 600 "$T/wrong.conf"
-	SECONDS=0
-	run ss-consume -F "$T/wrong.conf" -e anything
-	[ "$status" -eq 77 ]
-	[ "${#lines[@]}" -eq 1 ]
-	assert_output --partial "ss-consume: not permitted: sasl_ssl://$BROKERS/bootstrap: SASL authentication error: Authentication failed: Invalid username or password"
-	refute_output --partial wrong
-	[ "$SECONDS" -lt 10 ]   # not the 30 s --timeout for an unreachable broker
-	echo '{"n":1}' >"$T/in"
-	SS_CONFIG=$T/wrong.conf run ss-produce anything <"$T/in"
-	[ "$status" -eq 77 ]
-	[ "${#lines[@]}" -eq 1 ]
-	assert_output --partial "ss-produce: not permitted:"
+	wrong_password_refused "$SECURE/carol.conf" "Authentication failed: Invalid username or password"
 }
 
 @test "secure: a broker certificate from a CA not trusted is one line and exit 77" {
