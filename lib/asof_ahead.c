@@ -32,8 +32,8 @@ struct ahead_rec {
 	uint64_t off;  /* of the line in the file */
 	uint64_t line;
 	int64_t t;
-	uint32_t at, len; /* the line in the batch's buffer */
-	uint32_t kat, klen; /* its encoded key in the batch's keys */
+	size_t at, len;   /* the line in the batch's buffer */
+	size_t kat, klen; /* its encoded key in the batch's keys */
 	bool ok;
 };
 
@@ -148,12 +148,13 @@ parse(struct asof_ahead *a, struct ahead_batch *b, struct ahead_rec *r)
 		return;
 	ss_rec_init(&rec, raw, r->len);
 	ss_rec_set_members(&rec, m, nm);
-	if (!ss_expr_raw(a->on, &rec, &p, &n) || !ss_time_from_raw(p, n, a->unit, &r->t, &why))
+	/* (the _nojq variants: jv is libjq's, and libjq is the main thread's) */
+	if (!ss_expr_raw(a->on, &rec, &p, &n) || ss_time_from_raw_nojq(p, n, a->unit, &r->t, &why) != 1)
 		return;
-	r->kat = (uint32_t)b->keys.len;
-	if (a->by != NULL && !(ss_expr_raw(a->by, &rec, &p, &n) && ss_keyenc_raw(&b->keys, p, n)))
+	r->kat = b->keys.len;
+	if (a->by != NULL && !(ss_expr_raw(a->by, &rec, &p, &n) && ss_keyenc_raw_nojq(&b->keys, p, n) == 1))
 		return;
-	r->klen = (uint32_t)(b->keys.len - r->kat);
+	r->klen = b->keys.len - r->kat;
 	r->ok = true;
 }
 
@@ -166,7 +167,7 @@ add_line(struct ahead_batch *b, size_t at, size_t len, uint64_t off, uint64_t li
 	}
 	if (len > 0 && b->buf[at + len - 1] == '\r')
 		len--; /* CRLF line ends */
-	b->rec[b->n++] = (struct ahead_rec){.off = off, .line = line, .at = (uint32_t)at, .len = (uint32_t)len};
+	b->rec[b->n++] = (struct ahead_rec){.off = off, .line = line, .at = at, .len = len};
 }
 
 /* Hand a batch to the main thread; false when it asked the thread to stop. */
@@ -421,8 +422,13 @@ order_line(struct order_part *p, const char *line, size_t len)
 		p->unknown = true;
 		return false;
 	}
-	if (!ss_time_from_raw(v, n, p->unit, &t, &why))
+	switch (ss_time_from_raw_nojq(v, n, p->unit, &t, &why)) {
+	case -1:
+		p->unknown = true; /* libjq's to tell */
+		return false;
+	case 0:
 		return true;
+	}
 	if (p->any && t < p->last) {
 		p->sorted = false;
 		return false;
