@@ -259,6 +259,14 @@ produce(void *arg)
 	return NULL;
 }
 
+/* A regular file whose reader reads it from its start (a file given as standard input
+ * may be open further in: the reader reads from there, and so is left to it). */
+static bool
+at_start(ss_reader *r, struct stat *st)
+{
+	return fstat(ss_reader_fd(r), st) == 0 && S_ISREG(st->st_mode) && lseek(ss_reader_fd(r), 0, SEEK_CUR) == 0;
+}
+
 struct asof_ahead *
 asof_ahead_start(ss_asof *j, ss_reader *r, bool left)
 {
@@ -266,7 +274,7 @@ asof_ahead_start(ss_asof *j, ss_reader *r, bool left)
 	struct stat st;
 
 	if (disabled() || !j->batch || ss_reader_lineno(r) != 0 || !ss_expr_is_path(on) ||
-	    (by != NULL && !ss_expr_is_path(by)) || fstat(ss_reader_fd(r), &st) != 0 || !S_ISREG(st.st_mode))
+	    (by != NULL && !ss_expr_is_path(by)) || !at_start(r, &st))
 		return NULL;
 	const char *chunk = getenv("SS_THREADS_CHUNK");
 	struct asof_ahead *a = ss_xmalloc(sizeof *a);
@@ -502,8 +510,7 @@ asof_ahead_in_order(ss_asof *j, ss_reader *r, bool left, bool *sorted)
 	struct stat st;
 	char c;
 
-	if (disabled() || !ss_expr_is_path(on) || fstat(ss_reader_fd(r), &st) != 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size < 2 * csize)
+	if (disabled() || !ss_expr_is_path(on) || !at_start(r, &st) || (uint64_t)st.st_size < 2 * csize)
 		return false;
 	/* the second part starts after the first newline from the middle on */
 	uint64_t size = (uint64_t)st.st_size, mid = size / 2;
