@@ -24,7 +24,7 @@
 #include "keyenc.h"
 
 enum {
-	CHUNK = 1 << 20, /* bytes read at a time: one batch (SS_THREADS_CHUNK, for tests) */
+	CHUNK = 256 << 10, /* bytes read at a time: one batch (SS_THREADS_CHUNK, for tests) */
 	QUEUE = 4,       /* batches parsed ahead of the main thread */
 };
 
@@ -214,7 +214,7 @@ produce(void *arg)
 		/* read until the batch holds a whole line, or the file ends */
 		for (;;) {
 			room_for(b, b->used + a->chunk);
-			ssize_t k = pread(a->fd, b->buf + b->used, b->cap - b->used, (off_t)pos);
+			ssize_t k = pread(a->fd, b->buf + b->used, a->chunk, (off_t)pos);
 			if (k < 0 && errno == EINTR)
 				continue;
 			if (k < 0) {

@@ -677,7 +677,7 @@ PY
 			rm -f "$T/dead"
 			opt=$pol
 			[ "$pol" = dead-letter ] && opt="dead-letter=$T/dead"
-			# 0: one thread; 1: parsed ahead in batches of 1 MiB; 2: of 4 kB
+			# 0: one thread; 1: parsed ahead in batches of 256 kB; 2: of 4 kB
 			env=(SS_THREADS=0)
 			[ "$run" = 1 ] && env=(SS_THREADS=1)
 			[ "$run" = 2 ] && env=(SS_THREADS_CHUNK=4096)
