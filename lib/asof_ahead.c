@@ -508,17 +508,22 @@ asof_ahead_in_order(ss_asof *j, ss_reader *r, bool left, bool *sorted)
 	const char *chunk = getenv("SS_THREADS_CHUNK");
 	size_t csize = chunk != NULL && atol(chunk) > 0 ? (size_t)atol(chunk) : CHUNK;
 	struct stat st;
-	char c;
+	char blk[4096];
+	ssize_t k = 0;
 
 	if (disabled() || !ss_expr_is_path(on) || !at_start(r, &st) || (uint64_t)st.st_size < 2 * csize)
 		return false;
 	/* the second part starts after the first newline from the middle on */
 	uint64_t size = (uint64_t)st.st_size, mid = size / 2;
-	while (mid < size && pread(ss_reader_fd(r), &c, 1, (off_t)mid) == 1 && c != '\n')
-		mid++;
-	if (mid >= size - 1)
+	const char *nl = NULL;
+	while (nl == NULL && (k = pread(ss_reader_fd(r), blk, sizeof blk, (off_t)mid)) > 0)
+		if ((nl = memchr(blk, '\n', (size_t)k)) == NULL)
+			mid += (uint64_t)k;
+	if (nl == NULL)
 		return false;
-	mid++;
+	mid += (uint64_t)(nl - blk) + 1;
+	if (mid >= size)
+		return false;
 	atomic_bool quit = false;
 	struct order_part part[2] = {
 		{.fd = ss_reader_fd(r), .from = 0, .to = mid, .chunk = csize, .on = on, .unit = j->o.unit, .quit = &quit},
