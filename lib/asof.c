@@ -111,6 +111,10 @@ exit_handler(void)
 	size_t held;
 
 	atexit_join = NULL;
+	/* the threads parsing ahead stop first (a signal, or a data error, ends the run) */
+	asof_ahead_stop(j->lahead);
+	asof_ahead_stop(j->rahead);
+	j->lahead = j->rahead = NULL;
 	/* an exit in the middle of a --select leaves libjq's stack to tear down; first, as
 	 * a closed output ends the process inside asof_idle (EPIPE) */
 	if (j->select)
@@ -309,6 +313,17 @@ parse_key(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
 	return true;
 }
 
+void
+asof_parsed(ss_asof *j, bool left, const struct asof_in *in)
+{
+	if (left && !j->left_seen) {
+		/* a left input without envelopes (a plain file) is not searched for them:
+		 * the fast path of one left time, unless the state needs the offsets */
+		j->left_seen = true;
+		j->left_bare = !in->has_env && !j->st && !j->dir;
+	}
+}
+
 /* Parse a line into in; false for a blank line or a rejected record (the policy has
  * reported it, or exited). */
 /* The fields of a validated record, and its envelope unless env_read says in->env
@@ -328,12 +343,8 @@ parse_valid(ss_asof *j, bool left, struct asof_in *in, bool env_read)
 	ss_rec_done(&rec);
 	if (!ok && in->has_env && !j->dir)
 		asof_wm_seen(j, left, &in->env); /* read, if not applied: its partition went on */
-	if (ok && left && !j->left_seen) {
-		/* a left input without envelopes (a plain file) is not searched for them:
-		 * the fast path of one left time, unless the state needs the offsets */
-		j->left_seen = true;
-		j->left_bare = !in->has_env && !j->st && !j->dir;
-	}
+	if (ok)
+		asof_parsed(j, left, in);
 	if (ok && j->dir && !in->has_env) {
 		reject(j, left, in, "", "--state-dir needs enveloped records (topic, partition, offset)");
 		return false;

@@ -179,6 +179,7 @@ struct ss_asof {
 	bool revision0;   /* --emit revise over files: each result written once, revision 0 */
 	bool right_whole; /* the right input is a file read whole first: nothing in it is late */
 	struct asof_index *index; /* the right file, indexed whole (asof_index.c), or NULL */
+	struct asof_ahead *lahead, *rahead; /* a file parsed ahead on a thread (asof_ahead.c), or NULL */
 	uint64_t rquiet;  /* right lines up to this one were reported already (a re-read) */
 	bool left_eof, right_eof;
 	uint64_t rseq, lid;
@@ -245,6 +246,9 @@ void asof_heap_fix(struct asof_heap *h, struct asof_held *x);
  * answer would be null) unless --allow-empty-right. */
 void asof_check_right_empty(ss_asof *j);
 bool asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in);
+/* What asof_parse does besides parsing for a good record of a batch that was parsed
+ * elsewhere (asof_ahead.c). */
+void asof_parsed(ss_asof *j, bool left, const struct asof_in *in);
 /* A line of the one input (--left-topic/--right-topic), parsed into j->lin or j->rin as
  * *left says; false for a blank or rejected one (another topic, no envelope). */
 bool asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *left);
@@ -324,6 +328,30 @@ void asof_index_free(struct asof_index *ix);
 void asof_answer_held(ss_asof *j);
 /* The event time of a line, unvalidated and unreported: for checking an order only. */
 bool asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t *t);
+
+/* asof_ahead.c: a regular file of a batch parsed ahead on a thread. Started on a reader
+ * not read yet (or rewound), when the side's --on and --by are plain paths and
+ * SS_THREADS is not 0; else NULL (the reader is read on the main thread). */
+struct asof_ahead *asof_ahead_start(ss_asof *j, ss_reader *r, bool left);
+/* The next good record into in, as next_record reads it from the reader (bad ones
+ * reported on the way, in order); false at the end. in->raw stays valid until the next
+ * call. */
+bool asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in);
+/* The file offset of the line last returned, and the number of the line last read
+ * (as ss_reader_offset and ss_reader_lineno). */
+uint64_t asof_ahead_offset(const struct asof_ahead *a);
+uint64_t asof_ahead_lineno(const struct asof_ahead *a);
+/* Are the times of a regular file in order, as asof_run.c's in_order finds them (a
+ * line without one skipped)? Its two halves checked at once, on two threads: true with
+ * *sorted set, or false when that cannot be told so (SS_THREADS=0, a small file, --on not
+ * a plain path, a line whose time only libjq can read): check it on this thread then. */
+bool asof_ahead_in_order(ss_asof *j, ss_reader *r, bool left, bool *sorted);
+/* Stop the thread (it may be waiting for room) and free everything; NULL is fine. */
+void asof_ahead_stop(struct asof_ahead *a);
+/* asof_run.c: the next good record of a regular file (parsed ahead or read here), and
+ * the offset of its line. */
+bool asof_next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in);
+uint64_t asof_record_offset(const ss_asof *j, const ss_reader *r, bool left);
 
 /* asof_wm.c: the partition-aware right watermark and left time. */
 struct asof_part *asof_part_get(struct asof_parts *ps, const char *topic, int32_t partition);

@@ -229,17 +229,14 @@ struct asof_index *
 asof_index_build(ss_asof *j, ss_reader *r)
 {
 	struct asof_index *ix = calloc(1, sizeof *ix);
-	const char *line;
-	size_t len;
 
 	if (ix == NULL)
 		ss_diag_die(SS_EXIT_DATA, "out of memory");
-	while (ss_reader_next(r, &line, &len) == 1) {
+	while (asof_next_record(j, r, false, &j->rin)) {
 		asof_progress(j);
-		if (!asof_parse(j, false, line, len, ss_reader_lineno(r), &j->rin))
-			continue;
 		j->n.right++;
-		add_entry(ix, key_number(ix, j->rin.key.data, j->rin.key.len), j->rin.t, ss_reader_offset(r), len);
+		add_entry(ix, key_number(ix, j->rin.key.data, j->rin.key.len), j->rin.t,
+			  asof_record_offset(j, r, false), j->rin.len);
 	}
 	sort_entries(ix);
 	map_file(ix, r);

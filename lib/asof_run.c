@@ -53,17 +53,37 @@ regular(ss_reader *r)
 	return fstat(ss_reader_fd(r), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* Next good record of a regular file into in; false at its end. */
-static bool
-next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in)
+/* Next good record of a regular file into in; false at its end. Parsed ahead on a
+ * thread when one was started for the side (asof_ahead.c). */
+bool
+asof_next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in)
 {
+	struct asof_ahead *a = left ? j->lahead : j->rahead;
 	const char *line;
 	size_t len;
 
+	if (a != NULL)
+		return asof_ahead_next(j, a, left, in);
 	while (ss_reader_next(r, &line, &len) == 1)
 		if (asof_parse(j, left, line, len, ss_reader_lineno(r), in))
 			return true;
 	return false;
+}
+
+uint64_t
+asof_record_offset(const ss_asof *j, const ss_reader *r, bool left)
+{
+	const struct asof_ahead *a = left ? j->lahead : j->rahead;
+
+	return a != NULL ? asof_ahead_offset(a) : ss_reader_offset(r);
+}
+
+static void
+stop_ahead(ss_asof *j)
+{
+	asof_ahead_stop(j->lahead);
+	asof_ahead_stop(j->rahead);
+	j->lahead = j->rahead = NULL;
 }
 
 /* The end of the right input: with nothing in it, no left record may be answered. */
@@ -135,7 +155,11 @@ in_order(ss_asof *j, ss_reader *rd, bool left, uint64_t max)
 static bool
 mergeable(ss_asof *j, ss_reader *l, ss_reader *r)
 {
-	return in_order(j, l, true, 1024) && in_order(j, r, false, 0);
+	bool sorted;
+
+	if (!in_order(j, l, true, 1024))
+		return false;
+	return asof_ahead_in_order(j, r, false, &sorted) ? sorted : in_order(j, r, false, 0);
 }
 
 /* The left input ended: if its writer failed, the run goes on with what came (those
@@ -209,7 +233,21 @@ answer_left(ss_asof *j, ss_reader *l)
 
 	if (b == NULL)
 		ss_diag_die(SS_EXIT_DATA, "out of memory");
-	while ((rc = ss_reader_try_next(l, &line, &len)) != 0) {
+	if (j->lahead == NULL)
+		j->lahead = asof_ahead_start(j, l, true);
+	while (j->lahead != NULL) {
+		/* a file parsed ahead: every record is there, or the file ended */
+		stop_if_signalled();
+		asof_progress(j);
+		struct asof_in *in = &b->in[b->n];
+		if (!asof_ahead_next(j, j->lahead, true, in))
+			break;
+		asof_check_right_empty(j);
+		ss_buf_add(&b->raw, in->raw, in->len);
+		if (++b->n == ANSWER_BATCH)
+			answer_batch(j, b);
+	}
+	while (j->lahead == NULL && (rc = ss_reader_try_next(l, &line, &len)) != 0) {
 		stop_if_signalled();
 		if (rc < 0) {
 			answer_batch(j, b);
@@ -240,10 +278,14 @@ answer_left(ss_asof *j, ss_reader *l)
 static void
 run_indexed(ss_asof *j, ss_reader *l, ss_reader *r, bool have_left)
 {
-	j->rquiet = ss_reader_lineno(r);
+	j->rquiet = j->rahead ? asof_ahead_lineno(j->rahead) : ss_reader_lineno(r);
 	j->n.right = 0;
 	ss_reader_rewind(r);
+	asof_ahead_stop(j->rahead);
+	j->rahead = asof_ahead_start(j, r, false);
 	j->index = asof_index_build(j, r);
+	asof_ahead_stop(j->rahead);
+	j->rahead = NULL;
 	j->right_eof = true;
 	j->right_empty = j->n.right == 0;
 	if (j->heap.n > 0 || j->spilled > 0 || have_left)
@@ -267,10 +309,13 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 	bool have_l = false, have_r = false;
 	int64_t lmax = INT64_MIN;
 
+	j->lahead = asof_ahead_start(j, l, true);
+	j->rahead = asof_ahead_start(j, r, false);
+
 	for (;;) {
 		stop_if_signalled();
 		asof_progress(j);
-		if (!have_l && !j->left_eof && !(have_l = next_record(j, l, true, &j->lin)))
+		if (!have_l && !j->left_eof && !(have_l = asof_next_record(j, l, true, &j->lin)))
 			j->left_eof = true;
 		else if (have_l)
 			asof_key_prefetch(&j->keys, j->lin.key.data, j->lin.key.len);
@@ -280,7 +325,7 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 		}
 		if (have_l && j->lin.t > lmax)
 			lmax = j->lin.t;
-		if (!have_r && !j->right_eof && !(have_r = next_record(j, r, false, &j->rin)))
+		if (!have_r && !j->right_eof && !(have_r = asof_next_record(j, r, false, &j->rin)))
 			right_ended(j);
 		else if (have_r)
 			asof_key_prefetch(&j->keys, j->rin.key.data, j->rin.key.len);
@@ -463,7 +508,7 @@ asof_progress(ss_asof *j)
 	if (j->progress == NULL)
 		return;
 	if (j->in_size > 0)
-		done = (int64_t)(ss_reader_offset(j->lrd) + ss_reader_offset(j->rrd));
+		done = (int64_t)(asof_record_offset(j, j->lrd, true) + asof_record_offset(j, j->rrd, false));
 	ss_progress_update(j->progress, (int64_t)(j->n.left + j->n.right), done, j->in_size);
 }
 
@@ -501,6 +546,7 @@ ss_asof_run(ss_asof *j, const char *left, const char *right)
 			run_merged(j, l, r);
 		else
 			run_indexed(j, l, r, false);
+		stop_ahead(j);
 	} else {
 		j->rfeed = ss_feed_find(ss_reader_fd(r));
 		if (regular(r))

@@ -117,27 +117,27 @@ ss_keyenc_prefix(ss_buf *b, jv v)
 	enc(b, v, true);
 }
 
-bool
-ss_keyenc_raw(ss_buf *b, const char *p, size_t len)
+int
+ss_keyenc_raw_nojq(ss_buf *b, const char *p, size_t len)
 {
 	while (len && (*p == ' ' || *p == '\t'))
 		p++, len--;
 	if (len == 0)
-		return false;
+		return 0;
 	switch (*p) {
 	case 'n':
 		ss_buf_addc(b, TAG_NULL);
-		return true;
+		return 1;
 	case 'f':
 		ss_buf_addc(b, TAG_FALSE);
-		return true;
+		return 1;
 	case 't':
 		ss_buf_addc(b, TAG_TRUE);
-		return true;
+		return 1;
 	case '"':
 		if (len >= 2 && p[len - 1] == '"' && memchr(p, '\\', len) == NULL) {
 			enc_string(b, p + 1, len - 2);
-			return true;
+			return 1;
 		}
 		break;
 	default:
@@ -146,9 +146,21 @@ ss_keyenc_raw(ss_buf *b, const char *p, size_t len)
 			memcpy(tmp, p, len);
 			tmp[len] = '\0';
 			enc_number(b, strtod(tmp, NULL));
-			return true;
+			return 1;
 		}
 	}
+	return -1;
+}
+
+bool
+ss_keyenc_raw(ss_buf *b, const char *p, size_t len)
+{
+	int rc = ss_keyenc_raw_nojq(b, p, len);
+
+	if (rc >= 0)
+		return rc;
+	while (len && (*p == ' ' || *p == '\t'))
+		p++, len--;
 	jv v = jv_parse_sized(p, (int)len);
 	if (!jv_is_valid(v)) {
 		jv_free(v);

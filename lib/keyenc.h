@@ -17,4 +17,7 @@ void ss_keyenc_jv(ss_buf *b, jv v);
 void ss_keyenc_prefix(ss_buf *b, jv v);
 /* Encode from raw JSON text of one valid value (fast path); false if not valid. */
 bool ss_keyenc_raw(ss_buf *b, const char *p, size_t len);
+/* ss_keyenc_raw without libjq, for threads: 1 encoded, 0 not valid, -1 a value only
+ * ss_keyenc_raw can encode (an array, an object, an escaped string, a long number). */
+int ss_keyenc_raw_nojq(ss_buf *b, const char *p, size_t len);
 #endif

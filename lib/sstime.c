@@ -257,14 +257,14 @@ ss_time_from_jv(jv v, enum ss_tsunit unit, int64_t *ns, const char **why)
 	}
 }
 
-bool
-ss_time_from_raw(const char *p, size_t len, enum ss_tsunit unit, int64_t *ns, const char **why)
+int
+ss_time_from_raw_nojq(const char *p, size_t len, enum ss_tsunit unit, int64_t *ns, const char **why)
 {
 	if (len >= 2 && p[0] == '"' && memchr(p, '\\', len) == NULL) {
 		if (ss_time_parse_text(p + 1, len - 2, ns))
-			return true;
+			return 1;
 		*why = "not an RFC 3339 time";
-		return false;
+		return 0;
 	}
 	if (len > 0 && (p[0] == '-' || (p[0] >= '0' && p[0] <= '9')) && len < 64) {
 		int64_t whole;
@@ -275,6 +275,16 @@ ss_time_from_raw(const char *p, size_t len, enum ss_tsunit unit, int64_t *ns, co
 		tmp[len] = '\0';
 		return number_to_ns(strtod(tmp, NULL), unit, ns, why);
 	}
+	return -1;
+}
+
+bool
+ss_time_from_raw(const char *p, size_t len, enum ss_tsunit unit, int64_t *ns, const char **why)
+{
+	int rc = ss_time_from_raw_nojq(p, len, unit, ns, why);
+
+	if (rc >= 0)
+		return rc;
 	jv v = jv_parse_sized(p, (int)len);
 	bool ok = ss_time_from_jv(v, unit, ns, why);
 	jv_free(v);

@@ -20,6 +20,9 @@ bool ss_time_parse_text(const char *s, size_t len, int64_t *ns);
 bool ss_time_from_jv(jv v, enum ss_tsunit unit, int64_t *ns, const char **why);
 /* The same from raw JSON bytes of one value (fast path: no jv). */
 bool ss_time_from_raw(const char *p, size_t len, enum ss_tsunit unit, int64_t *ns, const char **why);
+/* ss_time_from_raw without libjq, for threads: 1 a time, 0 not one (*why), -1 a value
+ * only ss_time_from_raw can tell (an escaped string, neither a string nor a number). */
+int ss_time_from_raw_nojq(const char *p, size_t len, enum ss_tsunit unit, int64_t *ns, const char **why);
 /* Also accepted on the command line: a time as text, a number of seconds, or "now" and
  * relative "-1h" (now minus a duration). */
 bool ss_time_parse_arg(const char *s, int64_t *ns);

@@ -16,6 +16,12 @@ check() {
 		[ "$by" = 1 ] && opts+=(--by .k)
 		ss-asof "${opts[@]}" "$T/left" "$T/right" 2>"$T/err" >"$T/out" || { cat "$T/err"; return 1; }
 		[ ! -s "$T/err" ] || { echo "unexpected: $(cat "$T/err")"; return 1; }
+		# the files parsed on the main thread only, and ahead in batches of a few lines
+		# (lib/asof_ahead.c): the same bytes
+		SS_THREADS=0 ss-asof "${opts[@]}" "$T/left" "$T/right" >"$T/out0" 2>&1
+		SS_THREADS_CHUNK=$(( 20 + seed * 7 )) ss-asof "${opts[@]}" "$T/left" "$T/right" >"$T/out1" 2>&1
+		cmp "$T/out" "$T/out0" || { echo "seed $seed: SS_THREADS=0 differs: ${opts[*]}"; return 1; }
+		cmp "$T/out" "$T/out1" || { echo "seed $seed: small batches differ: ${opts[*]}"; return 1; }
 		if [ "${EMIT:-defer}" = revise ]; then
 			# the last revision of each left record is the reference answer
 			python3 -c 'import json,sys
@@ -33,7 +39,7 @@ print("\n".join(x[1] for x in last.values()))' "$T/out" | sort >"$T/got"
 	done; done; done; done
 }
 
-@test "defer equals the brute-force reference on random inputs (files, merged)" {
+@test "defer equals the brute-force reference on random inputs (files, merged); with and without threads" {
 	for seed in $(seq 1 10); do check "$seed"; done
 }
 

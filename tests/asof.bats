@@ -644,3 +644,85 @@ with open("'"$T"'/l", "w") as l, open("'"$T"'/r", "w") as r:
 	[ "$(sed -n 5,8p "$T/rev" | sort | paste -sd ' ')" = 'a1 a21 b1 c1' ]
 	[ "$(sed -n '9,$p' "$T/rev" | sort | paste -sd ' ')" = 'b2 c2' ]
 }
+
+# big_files N: N left and N right records with 97 keys in $T/bl (in time order), $T/bls
+# (the same shuffled) and $T/br, with bad records in the middle of each: one JSON error,
+# records without a time or with a bad one, a blank line; and a key only libjq reads on a
+# record out of order in the left (a merge turns into an index there).
+big_files() {
+	python3 - "$T" "$1" <<'PY'
+import random, sys
+d, n = sys.argv[1], int(sys.argv[2])
+left, right = [], []
+for i in range(n):
+    right.append('{"t":%d,"k":"k%d","v":"r%d","pad":"%s"}' % (2 * i, i % 97, i, "x" * (i % 50)))
+    left.append('{"t":%d,"k":"k%d","v":"l%d"}' % (2 * i + 1, i * 7 % 97, i))
+    if i == n // 2:
+        right += ['{"t": oops}', '{"t":"later","k":"k1"}', '   ']
+        left += ['{"k":"k1","v":"no time"}', '{"t":5,"k":{"a":[1]},"v":"object key"}', '[1,2]']
+    if i == 3 * n // 4:
+        right.append('{"t":%d,"k":"k1"' % (2 * i))
+        left.append('{"t":"soon","k":"k1"}\r')
+open(d + "/bl", "w").write("\n".join(left) + "\n")
+open(d + "/br", "w").write("\n".join(right))  # the last line without its newline
+random.Random(7).shuffle(left)
+open(d + "/bls", "w").write("\n".join(left) + "\n")
+PY
+}
+
+@test "SS_THREADS=0 and threads: large files with bad records in the middle, the same output, messages, dead letters and status" {
+	big_files 60000
+	for left in bl bls; do for pol in fail skip dead-letter; do
+		for run in 0 1 2; do
+			rm -f "$T/dead"
+			opt=$pol
+			[ "$pol" = dead-letter ] && opt="dead-letter=$T/dead"
+			# 0: one thread; 1: parsed ahead in batches of 256 kB; 2: of 4 kB
+			env=(SS_THREADS=0)
+			[ "$run" = 1 ] && env=(SS_THREADS=1)
+			[ "$run" = 2 ] && env=(SS_THREADS_CHUNK=4096)
+			status=0
+			env "${env[@]}" ss-asof --on .t --by .k --on-error "$opt" "$T/$left" "$T/br" \
+				>"$T/out.$run" 2>"$T/err.$run" || status=$?
+			echo "$status" >"$T/status.$run"
+			[ ! -f "$T/dead" ] || mv "$T/dead" "$T/dead.$run"
+		done
+		for run in 1 2; do
+			cmp "$T/out.0" "$T/out.$run"
+			cmp "$T/err.0" "$T/err.$run" || { diff "$T/err.0" "$T/err.$run"; echo "$left $pol $run"; false; }
+			cmp "$T/status.0" "$T/status.$run"
+			[ "$pol" != dead-letter ] || cmp "$T/dead.0" "$T/dead.$run"
+		done
+		case $pol in
+		fail) assert_equal "$(cat "$T/status.0")" 1
+		      grep -q "right: invalid JSON" "$T/err.0" ;;
+		skip) assert_equal "$(cat "$T/status.0")" 0
+		      assert_equal "$(grep -c '(skipped)' "$T/err.0")" 6 ;;
+		dead-letter) assert_equal "$(cat "$T/status.0")" 0
+		      assert_equal "$(wc -l <"$T/dead.0")" 6 ;;
+		esac
+	done; done
+}
+
+@test "SIGTERM with the files parsed ahead on threads, the output blocked: exit 143 at once" {
+	big_files 100000
+	mkfifo "$T/o"
+	# a slow reader: the join waits on its output, the threads on a full queue
+	python3 -c 'import sys, time
+while sys.stdin.buffer.read(65536):
+    time.sleep(0.05)' <"$T/o" &
+	reader=$!
+	SS_THREADS=1 ss-asof --on .t --by .k --on-error skip "$T/bl" "$T/br" >"$T/o" 2>"$T/err" &
+	pid=$!
+	sleep 1
+	kill -0 "$pid"
+	start=$(date +%s%N)
+	kill -TERM "$pid"
+	wait_status=0
+	wait "$pid" || wait_status=$?
+	took=$(( ($(date +%s%N) - start) / 1000000 ))
+	kill "$reader" 2>/dev/null || true
+	wait "$reader" || true
+	assert_equal "$wait_status" 143
+	[ "$took" -lt 2000 ] || { echo "took $took ms"; false; }
+}
