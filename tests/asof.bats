@@ -485,7 +485,7 @@ with open(sys.argv[2], "w") as l, open(sys.argv[3], "w") as r:
 	exec 7<>"$T/r"
 	printf '%s\n' '{"topic":"wx","partition":0,"offset":0,"t":10,"v":"a"}' >&7
 	ss-asof --on .t --state "$T/s.db" --right-partitions 1 --select "$vv" \
-		<(printf '%s\n' '{"topic":"act","partition":0,"offset":0,"t":5,"v":"l5"}' '{"topic":"act","partition":0,"offset":1,"t":20,"v":"l20"}'; sleep 30) \
+		<(printf '%s\n' '{"topic":"act","partition":0,"offset":0,"t":5,"v":"l5"}' '{"topic":"act","partition":0,"offset":1,"t":20,"v":"l20"}'; exec sleep 30 3>&-) \
 		"$T/r" >"$T/out" 2>"$T/err" &
 	pid=$!
 	for _ in $(seq 50); do [ -s "$T/out" ] && break; sleep 0.1; done
