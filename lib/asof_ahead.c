@@ -24,8 +24,8 @@
 #include "keyenc.h"
 
 enum {
-	CHUNK = 256 << 10, /* bytes read at a time: one batch (SS_THREADS_CHUNK, for tests) */
-	QUEUE = 4,       /* batches parsed ahead of the main thread */
+	CHUNK = 128 << 10, /* bytes read at a time: one batch (SS_THREADS_CHUNK, for tests) */
+	QUEUE = 3,       /* batches parsed ahead of the main thread */
 };
 
 struct ahead_rec {
