@@ -152,7 +152,7 @@ state_open(ss_asof *j)
 {
 	j->st = j->spill = asof_state_open(j->o.state);
 	asof_state_load(j->st, j);
-	if (j->o.order_left && j->o.emit == SS_ASOF_DEFER && j->spilled > 0)
+	if (ordered(j) && j->spilled > 0)
 		asof_state_queues(j->st, j, oq_loaded);
 	history_loaded(j);
 	if (j->rseq > 0)
@@ -802,9 +802,9 @@ release_point_after(const ss_asof *j, const struct asof_held *h, int64_t r)
 
 /* ---- held records ---- */
 
-/* Put a held record into its key's list, the arrival list and the release heap. */
-void
-asof_held_link(ss_asof *j, struct asof_held *h)
+/* Put a held record first in its key's list. */
+static void
+key_link(struct asof_held *h)
 {
 	struct asof_key *k = h->key;
 
@@ -813,6 +813,13 @@ asof_held_link(ss_asof *j, struct asof_held *h)
 	if (k->held)
 		k->held->kprev = h;
 	k->held = h;
+}
+
+/* Put a held record into its key's list, the arrival list and the release heap. */
+void
+asof_held_link(ss_asof *j, struct asof_held *h)
+{
+	key_link(h);
 	h->anext = NULL;
 	h->aprev = j->alast;
 	if (j->alast)
@@ -927,14 +934,8 @@ arrival_unlink(ss_asof *j, struct asof_held *h)
 static void
 order_link(ss_asof *j, struct asof_held *h)
 {
-	struct asof_key *k = h->key;
-
 	if (h->revision & ASOF_DONE) {
-		h->knext = k->held;
-		h->kprev = NULL;
-		if (k->held)
-			k->held->kprev = h;
-		k->held = h;
+		key_link(h);
 		h->anext = h->aprev = NULL;
 		j->held_bytes += sizeof *h + h->len;
 		j->waiting++;

@@ -220,6 +220,17 @@ answer_batch(ss_asof *j, struct left_batch *b)
 	ss_buf_reset(&b->raw);
 }
 
+/* The left record just parsed into the batch's next slot joins it (its line copied:
+ * the reader may move its buffer); a full batch is answered. */
+static void
+batch_take(ss_asof *j, struct left_batch *b, const char *line, size_t len)
+{
+	asof_check_right_empty(j);
+	ss_buf_add(&b->raw, line, len);
+	if (++b->n == ANSWER_BATCH)
+		answer_batch(j, b);
+}
+
 /* The rest of the left input, each record answered at once from the index (in
  * batches while records are ready, so that their lookups overlap). */
 static void
@@ -242,10 +253,7 @@ answer_left(ss_asof *j, ss_reader *l)
 		struct asof_in *in = &b->in[b->n];
 		if (!asof_ahead_next(j, j->lahead, true, in))
 			break;
-		asof_check_right_empty(j);
-		ss_buf_add(&b->raw, in->raw, in->len);
-		if (++b->n == ANSWER_BATCH)
-			answer_batch(j, b);
+		batch_take(j, b, in->raw, in->len);
 	}
 	while (j->lahead == NULL && (rc = ss_reader_try_next(l, &line, &len)) != 0) {
 		stop_if_signalled();
@@ -260,10 +268,7 @@ answer_left(ss_asof *j, ss_reader *l)
 		asof_progress(j);
 		if (!asof_parse(j, true, line, len, ss_reader_lineno(l), in))
 			continue;
-		asof_check_right_empty(j);
-		ss_buf_add(&b->raw, line, len);
-		if (++b->n == ANSWER_BATCH)
-			answer_batch(j, b);
+		batch_take(j, b, line, len);
 	}
 	answer_batch(j, b);
 	for (size_t i = 0; i < ANSWER_BATCH; i++)
