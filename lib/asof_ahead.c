@@ -77,6 +77,30 @@ disabled(void)
 	return env != NULL && strcmp(env, "0") == 0;
 }
 
+/* Bytes read at a time: CHUNK, or SS_THREADS_CHUNK (tests make it tiny). */
+static size_t
+chunk_size(void)
+{
+	const char *env = getenv("SS_THREADS_CHUNK");
+
+	return env != NULL && atol(env) > 0 ? (size_t)atol(env) : CHUNK;
+}
+
+/* Start fn(arg) on a thread with every signal blocked: signals go to the main thread,
+ * which stops the join between records. */
+static int
+spawn(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(th, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
 /* The thread's lock and waits: errors here are bugs, not conditions to handle. */
 static void
 lock(struct asof_ahead *a)
@@ -119,6 +143,15 @@ batch_free(struct ahead_batch *b)
 	free(b->rec);
 	ss_buf_free(&b->keys);
 	free(b);
+}
+
+static void
+batch_list_free(struct ahead_batch *b)
+{
+	for (struct ahead_batch *next; b != NULL; b = next) {
+		next = b->next;
+		batch_free(b);
+	}
 }
 
 static void
@@ -276,22 +309,13 @@ asof_ahead_start(ss_asof *j, ss_reader *r, bool left)
 	if (disabled() || !j->batch || ss_reader_lineno(r) != 0 || !ss_expr_is_path(on) ||
 	    (by != NULL && !ss_expr_is_path(by)) || !at_start(r, &st))
 		return NULL;
-	const char *chunk = getenv("SS_THREADS_CHUNK");
 	struct asof_ahead *a = ss_xmalloc(sizeof *a);
 	*a = (struct asof_ahead){.fd = ss_reader_fd(r), .on = on, .by = by, .unit = j->o.unit,
-				 .name = ss_reader_name(r), .chunk = CHUNK};
-	if (chunk != NULL && atol(chunk) > 0)
-		a->chunk = (size_t)atol(chunk);
+				 .name = ss_reader_name(r), .chunk = chunk_size()};
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->ready, NULL);
 	pthread_cond_init(&a->room, NULL);
-	/* signals go to the main thread, which stops the join between records */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int err = pthread_create(&a->th, NULL, produce, a);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err != 0) {
+	if (spawn(&a->th, produce, a) != 0) {
 		pthread_mutex_destroy(&a->mu);
 		pthread_cond_destroy(&a->ready);
 		pthread_cond_destroy(&a->room);
@@ -311,14 +335,8 @@ asof_ahead_stop(struct asof_ahead *a)
 	pthread_cond_broadcast(&a->room);
 	unlock(a);
 	pthread_join(a->th, NULL);
-	for (struct ahead_batch *b = a->head, *next; b != NULL; b = next) {
-		next = b->next;
-		batch_free(b);
-	}
-	for (struct ahead_batch *b = a->spare, *next; b != NULL; b = next) {
-		next = b->next;
-		batch_free(b);
-	}
+	batch_list_free(a->head);
+	batch_list_free(a->spare);
 	if (a->cur)
 		batch_free(a->cur);
 	pthread_mutex_destroy(&a->mu);
@@ -505,8 +523,7 @@ bool
 asof_ahead_in_order(ss_asof *j, ss_reader *r, bool left, bool *sorted)
 {
 	ss_expr *on = left ? j->lon : j->ron;
-	const char *chunk = getenv("SS_THREADS_CHUNK");
-	size_t csize = chunk != NULL && atol(chunk) > 0 ? (size_t)atol(chunk) : CHUNK;
+	size_t csize = chunk_size();
 	struct stat st;
 	char blk[4096];
 	ssize_t k = 0;
@@ -530,12 +547,7 @@ asof_ahead_in_order(ss_asof *j, ss_reader *r, bool left, bool *sorted)
 		{.fd = ss_reader_fd(r), .from = mid, .to = size, .chunk = csize, .on = on, .unit = j->o.unit, .quit = &quit},
 	};
 	pthread_t th;
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int err = pthread_create(&th, NULL, order_check, &part[0]);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err != 0)
+	if (spawn(&th, order_check, &part[0]) != 0)
 		return false;
 	order_check(&part[1]);
 	pthread_join(th, NULL);
