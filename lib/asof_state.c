@@ -479,15 +479,15 @@ load_held(struct asof_state *s, ss_asof *j)
 	sqlite3_finalize(st);
 }
 
-/* Take up to limit spilled records with p <= max_p (ASOF_UNSPILL_SINCE: arrived at or
- * before max_p; by_id: of queue match, id >= max_p), in release order (by id: arrival
- * order); fn gets each, and owns it. */
+/* Take up to limit spilled records by the query which: UNSPILL_P, p <= max_p, in
+ * release order; UNSPILL_SINCE, arrived at or before max_p; UNSPILL_ID, of queue match
+ * with id >= max_p, in arrival order. fn gets each, and owns it. */
 static size_t
-unspill(struct asof_state *s, ss_asof *j, int by, int64_t max_p, int64_t match, size_t limit,
-	void (*fn)(ss_asof *, struct asof_held *))
+unspill(struct asof_state *s, ss_asof *j, enum stmt which, int64_t max_p, int64_t match,
+	size_t limit, void (*fn)(ss_asof *, struct asof_held *))
 {
-	bool by_id = by < 0;
-	sqlite3_stmt *st = stmt(s, by_id ? UNSPILL_ID : by == ASOF_UNSPILL_SINCE ? UNSPILL_SINCE : UNSPILL_P);
+	bool by_id = which == UNSPILL_ID;
+	sqlite3_stmt *st = stmt(s, which);
 	struct asof_held **taken = ss_xmalloc(limit * sizeof *taken);
 	size_t n = 0;
 
@@ -528,14 +528,14 @@ size_t
 asof_state_unspill(struct asof_state *s, ss_asof *j, enum asof_unspill by, int64_t max_p, size_t limit,
 		   void (*fn)(ss_asof *, struct asof_held *))
 {
-	return unspill(s, j, (int)by, max_p, 0, limit, fn);
+	return unspill(s, j, by == ASOF_UNSPILL_SINCE ? UNSPILL_SINCE : UNSPILL_P, max_p, 0, limit, fn);
 }
 
 size_t
 asof_state_unspill_queue(struct asof_state *s, ss_asof *j, int64_t match, int64_t from, size_t limit,
 			 void (*fn)(ss_asof *, struct asof_held *))
 {
-	return unspill(s, j, -1, from, match, limit, fn);
+	return unspill(s, j, UNSPILL_ID, from, match, limit, fn);
 }
 
 void
