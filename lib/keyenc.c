@@ -117,11 +117,18 @@ ss_keyenc_prefix(ss_buf *b, jv v)
 	enc(b, v, true);
 }
 
+/* Past the spaces and tabs before a raw value. */
+static void
+skip_blanks(const char **p, size_t *len)
+{
+	while (*len && (**p == ' ' || **p == '\t'))
+		(*p)++, (*len)--;
+}
+
 int
 ss_keyenc_raw_nojq(ss_buf *b, const char *p, size_t len)
 {
-	while (len && (*p == ' ' || *p == '\t'))
-		p++, len--;
+	skip_blanks(&p, &len);
 	if (len == 0)
 		return 0;
 	switch (*p) {
@@ -159,8 +166,7 @@ ss_keyenc_raw(ss_buf *b, const char *p, size_t len)
 
 	if (rc >= 0)
 		return rc;
-	while (len && (*p == ' ' || *p == '\t'))
-		p++, len--;
+	skip_blanks(&p, &len);
 	jv v = jv_parse_sized(p, (int)len);
 	if (!jv_is_valid(v)) {
 		jv_free(v);
