@@ -12,6 +12,7 @@ setup_file() {
 		--topic at:2 --topic live:2
 }
 teardown_file() { mock_stop; }
+teardown() { stop_jobs; common_teardown; }
 
 # on_tty CMD: run CMD with stdout on a terminal (script(1)); its output without \r
 on_tty() {
@@ -128,19 +129,31 @@ feed_states() {
 	cat "$1"/* 2>/dev/null | awk '$1 == "part" {print $2 ":" $3 ":" $5}' | sort | tr '\n' ' '
 }
 
+# stop_jobs: the background processes a test started, even when it failed midway
+stop_jobs() {
+	local p
+	for p in ${member:-} ${watcher:-} ${second:-}; do kill "$p" 2>/dev/null || true; done
+}
+
 @test "--lag never joins the group: a running ss-consume -G keeps its assignment (a second member would take it)" {
 	produce_to live 0 2
 	produce_to live 1 2
 	mkdir "$T/feed"
 	SS_FEED_DIR=$T/feed ss-consume -b "$B" -G running -X session.timeout.ms=6000 live \
 		> >(cat >"$T/out") 2>"$T/err" &
-	pid=$!
+	member=$!
 	wait_lines "$T/out" 4 30
 	for _ in $(seq 50); do
 		[ "$(feed_states "$T/feed")" = "live:0:caught-up live:1:caught-up " ] && break
 		sleep 0.1
 	done
 	[ "$(feed_states "$T/feed")" = "live:0:caught-up live:1:caught-up " ]
+	# the member commits what reached its output every second, asynchronously
+	for _ in $(seq 100); do
+		ss-consume -b "$B" -G running --lag live 2>/dev/null |
+			jq -e -s '.[-1].total_lag == 0' >/dev/null && break
+		sleep 0.1
+	done
 	# watch the feed: a rebalance revokes the member's partitions
 	( while :; do feed_states "$T/feed"; echo; sleep 0.02; done >"$T/watch" ) &
 	watcher=$!
@@ -160,8 +173,8 @@ feed_states() {
 	ss-consume -b "$B" -G running -X session.timeout.ms=6000 live >/dev/null 2>&1 &
 	second=$!
 	for _ in $(seq 150); do grep -q revoked "$T/watch" && break; sleep 0.1; done
-	kill "$watcher" "$second" "$pid"
-	wait "$pid" || true
+	kill "$watcher" "$second" "$member"
+	wait "$member" || true
 	grep -q revoked "$T/watch"
 }
 

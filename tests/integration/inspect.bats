@@ -8,6 +8,8 @@ bats_require_minimum_version 1.5.0
 setup_file() { kafka_setup_file; }
 teardown_file() { kafka_teardown_file; }
 setup() { T=$(mktemp -d "$KAFKA_TMP/t.XXXXXX"); }
+# a member a test started in the background, stopped even when the test failed midway
+teardown() { [ -z "${pid:-}" ] || kill "$pid" 2>/dev/null || true; }
 
 # wait_lines FILE N [SECONDS]
 wait_lines() {
@@ -125,7 +127,12 @@ rebalances() {
 	ss-consume -b "$BROKERS" -G "$g" "$t" >"$T/out" 2>"$T/err" &
 	pid=$!
 	wait_lines "$T/out" 6 60
-	sleep 2 # a commit, and the group stable
+	# the member commits every second, asynchronously; wait for a commit and a stable group
+	for _ in $(seq 50); do
+		ss-consume -b "$BROKERS" -G "$g" --lag "$t" 2>/dev/null |
+			jq -e -s '.[-1] | .total_lag == 0 and .state == "Stable"' >/dev/null && break
+		sleep 0.2
+	done
 	before=$(rebalances "$g")
 	[ "$before" -ge 1 ]   # the witness: the broker logged the member's own join
 	for _ in 1 2 3; do
