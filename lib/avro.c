@@ -75,19 +75,8 @@ limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	return realloc(ptr, nsize);
 }
 
-int
-ss_avro_fail(ss_avro *a, int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(a->why, sizeof a->why, fmt, ap);
-	va_end(ap);
-	return status;
-}
-
-bool
-ss_avro_schema_new(ss_avro *a, const char *json, size_t len, int32_t id, struct ss_avro_schema **out)
+static bool
+schema_new(ss_avro *a, const char *json, size_t len, int32_t id, struct ss_avro_schema **out)
 {
 	struct ss_avro_schema *s = ss_xmalloc(sizeof *s);
 
@@ -110,8 +99,8 @@ ss_avro_schema_new(ss_avro *a, const char *json, size_t len, int32_t id, struct 
 	return true;
 }
 
-void
-ss_avro_schema_free(struct ss_avro_schema *s)
+static void
+schema_free(struct ss_avro_schema *s)
 {
 	if (s == NULL)
 		return;
@@ -395,6 +384,39 @@ decode_with(ss_avro *a, struct ss_avro_schema *s, const char *p, size_t len, ss_
 	return rc;
 }
 
+static struct ss_avro_schema *
+cached(ss_avro *a, int32_t id)
+{
+	for (size_t i = 0; i < a->ncache; i++)
+		if (a->cache[i]->id == id)
+			return a->cache[i];
+	return NULL;
+}
+
+/* The writer schema of registry id, fetched and built at most once. */
+static int
+registry_schema(ss_avro *a, int32_t id, struct ss_avro_schema **out)
+{
+	char *text;
+	int rc;
+	bool ok;
+
+	if ((*out = cached(a, id)) != NULL)
+		return 0;
+	if ((rc = ss_avro_registry_schema_text(a, id, &text)) != 0)
+		return rc;
+	ok = schema_new(a, text, strlen(text), id, out);
+	free(text);
+	if (!ok)
+		return SS_EXIT_DATA;
+	if (a->ncache == a->capcache) {
+		a->capcache = a->capcache ? 2 * a->capcache : 8;
+		a->cache = ss_xrealloc(a->cache, a->capcache * sizeof *a->cache);
+	}
+	a->cache[a->ncache++] = *out;
+	return 0;
+}
+
 int
 ss_avro_decode(ss_avro *a, const void *p, size_t len, ss_buf *out, const char **why)
 {
@@ -409,7 +431,7 @@ ss_avro_decode(ss_avro *a, const void *p, size_t len, ss_buf *out, const char **
 		return ss_avro_fail(a, SS_EXIT_DATA, "%s: not in the schema registry's wire format "
 				    "(no zero byte and schema id)", a->what);
 	int32_t id = (int32_t)((uint32_t)u[1] << 24 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 8 | u[4]);
-	if ((rc = ss_avro_registry_schema(a, id, &s)) != 0)
+	if ((rc = registry_schema(a, id, &s)) != 0)
 		return rc;
 	return decode_with(a, s, (const char *)u + 5, len - 5, out);
 }
@@ -785,7 +807,7 @@ open_schema_file(ss_avro *a, const struct ss_avro_opts *o, char **text, size_t *
 	*text = read_file(o->schema_file, len);
 	if (*text == NULL)
 		ss_diag_die(SS_EXIT_USAGE, "%s: %s", o->schema_file, strerror(errno));
-	if (!ss_avro_schema_new(a, *text, *len, -1, &a->fixed))
+	if (!schema_new(a, *text, *len, -1, &a->fixed))
 		ss_diag_die(SS_EXIT_USAGE, "%s: %s", o->schema_file, a->why);
 }
 
@@ -800,7 +822,7 @@ open_subject(ss_avro *a, const struct ss_avro_opts *o, const char *text)
 	if (rc != 0)
 		ss_diag_die(rc, "%s", a->why);
 	if (latest != NULL) {
-		if (!ss_avro_schema_new(a, latest, strlen(latest), id, &a->fixed))
+		if (!schema_new(a, latest, strlen(latest), id, &a->fixed))
 			ss_diag_die(SS_EXIT_DATA, "subject %s: %s", o->subject, a->why);
 		free(latest);
 	}
@@ -844,11 +866,10 @@ ss_avro_free(ss_avro *a)
 	if (a == NULL)
 		return;
 	track(a, NULL);
-	ss_avro_schema_free(a->fixed);
+	schema_free(a->fixed);
 	for (size_t i = 0; i < a->ncache; i++)
-		ss_avro_schema_free(a->cache[i]);
+		schema_free(a->cache[i]);
 	free(a->cache);
-	free(a->unknown);
 	ss_avro_registry_close(a);
 	avro_reader_free(a->reader);
 	avro_writer_free(a->writer);

@@ -1,5 +1,7 @@
 /* avro_impl: what avro.c (the codec) and avro_registry.c (the schema registry client)
- * share inside the avro module; nothing outside lib/avro*.c includes it. */
+ * share inside the avro module; nothing outside lib/avro*.c includes it. The codec calls
+ * the registry client, never the other way: the client deals in schema texts and ids,
+ * the codec builds and caches the schemas. */
 #ifndef SS_AVRO_IMPL_H
 #define SS_AVRO_IMPL_H
 /* Avro C's own headers one by one: its <avro.h> has the name of ours, which -Ilib finds first */
@@ -11,7 +13,9 @@
 #include <avro/schema.h>
 #include <avro/value.h>
 #include <curl/curl.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "avro.h"
 
@@ -41,15 +45,22 @@ struct ss_avro {
 	char why[512];
 };
 
-/* Build a schema entry from schema JSON text; false with a->why set if not valid. */
-bool ss_avro_schema_new(ss_avro *a, const char *json, size_t len, int32_t id,
-			struct ss_avro_schema **out);
-void ss_avro_schema_free(struct ss_avro_schema *s);
-/* Set a->why (printf style) and return status. */
-int ss_avro_fail(ss_avro *a, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Set a->why (printf style) and return status. Here, not in a .c file, so that the
+ * registry client (the lower half) and the codec both use it without calling each other. */
+static inline int __attribute__((format(printf, 3, 4)))
+ss_avro_fail(ss_avro *a, int status, const char *fmt, ...)
+{
+	va_list ap;
 
-/* Registry: the schema of id (fetched at most once); 0, or a status with a->why. */
-int ss_avro_registry_schema(ss_avro *a, int32_t id, struct ss_avro_schema **out);
+	va_start(ap, fmt);
+	vsnprintf(a->why, sizeof a->why, fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+/* Registry: the schema text of id (malloc'd into *text); an id the registry did not
+ * know is asked once. 0, or a status with a->why. */
+int ss_avro_registry_schema_text(ss_avro *a, int32_t id, char **text);
 /* Registry: register (schema_json non-NULL) or look up the latest version of subject;
  * sets *id and, for a look-up, *schema_text (malloc'd). 0, or a status with a->why. */
 int ss_avro_registry_subject(ss_avro *a, const char *subject, const char *schema_json,

@@ -107,25 +107,14 @@ answer_fields(ss_avro *a, int32_t *id, char **schema)
 	return ok;
 }
 
-static struct ss_avro_schema *
-cached(ss_avro *a, int32_t id)
-{
-	for (size_t i = 0; i < a->ncache; i++)
-		if (a->cache[i]->id == id)
-			return a->cache[i];
-	return NULL;
-}
-
 int
-ss_avro_registry_schema(ss_avro *a, int32_t id, struct ss_avro_schema **out)
+ss_avro_registry_schema_text(ss_avro *a, int32_t id, char **text)
 {
-	char url[2048], msg[256], *text = NULL;
+	char url[2048], msg[256];
 	long code = 0;
 	int rc;
-	bool ok;
 
-	if ((*out = cached(a, id)) != NULL)
-		return 0;
+	*text = NULL;
 	for (size_t i = 0; i < a->nunknown; i++)
 		if (a->unknown[i] == id)
 			return ss_avro_fail(a, SS_EXIT_DATA, "%s: schema id %ld unknown to the registry",
@@ -143,18 +132,7 @@ ss_avro_registry_schema(ss_avro *a, int32_t id, struct ss_avro_schema **out)
 	if (code != 200)
 		return ss_avro_fail(a, SS_EXIT_DATA, "schema id %ld: HTTP %ld: %s", (long)(uint32_t)id, code,
 				    answer_message(a, msg, sizeof msg));
-	if (!answer_fields(a, NULL, &text))
-		return SS_EXIT_DATA;
-	ok = ss_avro_schema_new(a, text, strlen(text), id, out);
-	free(text);
-	if (!ok)
-		return SS_EXIT_DATA;
-	if (a->ncache == a->capcache) {
-		a->capcache = a->capcache ? 2 * a->capcache : 8;
-		a->cache = ss_xrealloc(a->cache, a->capcache * sizeof *a->cache);
-	}
-	a->cache[a->ncache++] = *out;
-	return 0;
+	return answer_fields(a, NULL, text) ? 0 : SS_EXIT_DATA;
 }
 
 int
@@ -191,4 +169,7 @@ ss_avro_registry_close(ss_avro *a)
 	if (a->curl != NULL)
 		curl_easy_cleanup(a->curl);
 	a->curl = NULL;
+	free(a->unknown);
+	a->unknown = NULL;
+	a->nunknown = 0;
 }
