@@ -170,7 +170,7 @@ cmd_scan(ss_cache *c, int argc, char **argv)
 		{"limit", required_argument, NULL, 'l'}, {"keys", no_argument, NULL, 'K'},
 		{"values", no_argument, NULL, 'V'}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
-	struct ss_cache_scan_opts o = {jv_invalid(), jv_invalid(), jv_invalid(), false, -1, SS_CACHE_BOTH};
+	struct ss_cache_scan_opts o = {.from = jv_invalid(), .to = jv_invalid(), .prefix = jv_invalid(), .limit = -1};
 	int ch;
 	char *end;
 
