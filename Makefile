@@ -122,6 +122,11 @@ torture: all
 fuzz:
 	tests/fuzz/run $(FUZZ_SECONDS)
 
+# Minimize tests/fuzz/corpus/ (libFuzzer -merge=1): named seeds and regressions stay, of
+# the auto-named inputs only those adding coverage (tests/fuzz/merge).
+fuzz-merge:
+	tests/fuzz/merge
+
 # Unit tests of lib/ on its own (run by tests/lib.bats as build/current/tests/unit).
 $(UNIT): tests/unit/unit.c $(LIBSS) $(LIB_HDR)
 	@mkdir -p $(dir $@)
