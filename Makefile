@@ -5,8 +5,8 @@
 # never mixes objects and needs no clean:
 #   build/release/   make               (-O2)
 #   build/sanitize/  make SANITIZE=1    (ASan+UBSan)
-#   build/fuzz/      make fuzz          (clang -fsanitize=fuzzer; tests/fuzz/run)
-# each with obj/ (lib/ and cmd/ objects), lib/libss.a, bin/ss-* and tests/unit.
+# each with obj/ (lib/ and cmd/ objects), lib/libss.a, bin/ss-* and tests/unit; and
+#   build/fuzz/      make fuzz, make fuzz-merge: the libFuzzer targets (tests/fuzz/build).
 # `make` ends by pointing build/current at the variant it built, and bin is a symlink to
 # build/current/bin: bin/ss-* (where the tests, scripts and README find the tools) are
 # always the tools of the last variant built, all of one variant. So `make` after
