@@ -54,8 +54,9 @@ DEB_PKGS := build-essential librdkafka-dev libsqlite3-dev libjq-dev jq sqlite3 \
 all: $(TOOLS) $(UNIT) current
 
 # build/current -> the variant just built; bin -> build/current/bin (a real bin/ directory
-# of an older checkout is replaced by the link)
-current: $(TOOLS) $(UNIT)
+# of an older checkout is replaced by the link). The library is named too: the tests link
+# against it, and a missing one is remade (all targets are .SECONDARY).
+current: $(TOOLS) $(UNIT) $(LIBSS)
 	@ln -sfn $(VARIANT) build/current
 	@[ -L bin ] || { rm -rf bin; ln -s build/current/bin bin; }
 
