@@ -1,5 +1,18 @@
 # ss — Slipstream for the shell. Plain Makefile: every cmd/ss-*.c becomes bin/ss-*,
-# every lib/*.c goes into lib/libss.a, every tests/*.bats runs in `make check`.
+# every lib/*.c (and lib/*/*.c) goes into libss.a, every tests/*.bats runs in `make check`.
+#
+# Every build artefact is under build/, one directory per variant, so switching variants
+# never mixes objects and needs no clean:
+#   build/release/   make               (-O2)
+#   build/sanitize/  make SANITIZE=1    (ASan+UBSan)
+# each with obj/ (lib/ and cmd/ objects), lib/libss.a, bin/ss-* and tests/unit; and
+#   build/fuzz/      make fuzz, make fuzz-merge: the libFuzzer targets (tests/fuzz/build).
+# `make` ends by pointing build/current at the variant it built, and bin is a symlink to
+# build/current/bin: bin/ss-* (where the tests, scripts and README find the tools) are
+# always the tools of the last variant built, all of one variant. So `make` after
+# `make SANITIZE=1` gives the release tools again (relinking nothing if they are up to
+# date), and tests that link against the library take build/current/lib/libss.a and the
+# flags of the variant build/current names (tests/helpers.bash).
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 CC       ?= cc
@@ -9,16 +22,20 @@ LDLIBS   += -lrdkafka -lsqlite3 -ljq -lavro -ljansson -lcurl -lm -lpthread
 ifeq ($(SANITIZE),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
-VARIANT  := san
+VARIANT  := sanitize
 else
-VARIANT  := rel
+VARIANT  := release
 endif
-OBJDIR   := build/$(VARIANT)
+OUT      := build/$(VARIANT)
+OBJDIR   := $(OUT)/obj
+LIBSS    := $(OUT)/lib/libss.a
+UNIT     := $(OUT)/tests/unit
 
-LIB_SRC  := $(wildcard lib/*.c)
-LIB_OBJ  := $(LIB_SRC:lib/%.c=$(OBJDIR)/lib/%.o)
+LIB_SRC  := $(wildcard lib/*.c lib/*/*.c)
+LIB_HDR  := $(wildcard lib/*.h lib/*/*.h)
+LIB_OBJ  := $(LIB_SRC:%.c=$(OBJDIR)/%.o)
 CMD_SRC  := $(wildcard cmd/ss-*.c)
-TOOLS    := $(CMD_SRC:cmd/%.c=bin/%)
+TOOLS    := $(CMD_SRC:cmd/%.c=$(OUT)/bin/%)
 MANPAGES := $(wildcard man/*.1 man/*.7)
 
 # Debian packages the build, the tests and the demo need (make deps installs them).
@@ -33,39 +50,47 @@ DEB_PKGS := build-essential librdkafka-dev libsqlite3-dev libjq-dev jq sqlite3 \
 .SECONDARY:
 
 .PHONY: all clean install uninstall deps check check-fast check-integration demo \
-        bench bench-deps torture fuzz
-all: $(TOOLS) build/tests/unit
+        bench bench-deps torture fuzz fuzz-merge current FORCE
+all: $(TOOLS) $(UNIT) current
 
-# A variant switch (SANITIZE=1 and back) must relink every tool: the stamp file of the
-# variant is renewed at parse time when the variant changes, and the library depends on it.
-$(shell [ -f build/variant.$(VARIANT) ] || { mkdir -p build; rm -f build/variant.*; touch build/variant.$(VARIANT); })
+# build/current -> the variant just built; bin -> build/current/bin (a real bin/ directory
+# of an older checkout is replaced by the link). The library is named too: the tests link
+# against it, and a missing one is remade (all targets are .SECONDARY).
+current: $(TOOLS) $(UNIT) $(LIBSS)
+	@ln -sfn $(VARIANT) build/current
+	@[ -L bin ] || { rm -rf bin; ln -s build/current/bin bin; }
 
-$(OBJDIR)/lib/%.o: lib/%.c $(wildcard lib/*.h)
+# `make bin/ss-asof` (bench/) builds that tool of the variant and makes it current
+bin/%: $(OUT)/bin/% FORCE
+	@ln -sfn $(VARIANT) build/current
+	@[ -L bin ] || { rm -rf bin; ln -s build/current/bin bin; }
+FORCE:
+
+$(OBJDIR)/%.o: %.c $(LIB_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(OBJDIR)/cmd/%.o: cmd/%.c $(wildcard lib/*.h)
+$(LIBSS): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
-
-lib/libss.a: $(LIB_OBJ) build/variant.$(VARIANT)
 	rm -f $@
 	ar rcs $@ $(LIB_OBJ)
 
-bin/%: $(OBJDIR)/cmd/%.o lib/libss.a
-	@mkdir -p bin
-	$(CC) $(LDFLAGS) -o $@ $< lib/libss.a $(LDLIBS)
+$(OUT)/bin/%: $(OBJDIR)/cmd/%.o $(LIBSS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBSS) $(LDLIBS)
 
 clean:
-	rm -rf build bin lib/libss.a tests/.tmp
+	rm -rf build bin tests/.tmp
 
-install: all
+# installs the tools of the variant asked for (release unless SANITIZE=1) without making
+# it current: bin/ stays what the last `make` built
+install: $(TOOLS) $(UNIT)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
 	for m in $(MANPAGES); do s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/; done
 
 uninstall:
-	for t in $(TOOLS); do rm -f $(DESTDIR)$(PREFIX)/bin/$${t#bin/}; done
+	for t in $(TOOLS); do rm -f $(DESTDIR)$(PREFIX)/bin/$${t##*/}; done
 	for m in $(MANPAGES); do s=$${m##*.}; rm -f $(DESTDIR)$(PREFIX)/share/man/man$$s/$${m#man/}; done
 
 deps:
@@ -98,7 +123,12 @@ torture: all
 fuzz:
 	tests/fuzz/run $(FUZZ_SECONDS)
 
-# Unit tests of lib/ on its own (run by tests/lib.bats).
-build/tests/unit: tests/unit/unit.c lib/libss.a
-	@mkdir -p build/tests
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libss.a $(LDLIBS)
+# Minimize tests/fuzz/corpus/ (libFuzzer -merge=1): named seeds and regressions stay, of
+# the auto-named inputs only those adding coverage (tests/fuzz/merge).
+fuzz-merge:
+	tests/fuzz/merge
+
+# Unit tests of lib/ on its own (run by tests/lib.bats as build/current/tests/unit).
+$(UNIT): tests/unit/unit.c $(LIBSS) $(LIB_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBSS) $(LDLIBS)

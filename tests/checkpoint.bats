@@ -429,8 +429,8 @@ teardown() {
 	int main(int argc, char **argv) { (void)argc; printf("n=%d\n", ss_checkpoint_take_seeks(argv[1], argv[2], cb, NULL)); return 0; }
 	EOF
 	local san=
-	[ -e "$ROOT/build/variant.san" ] && san=-fsanitize=address,undefined # make SANITIZE=1
-	cc $san -I"$ROOT/lib" -o "$T/take" "$T/take.c" "$ROOT/lib/libss.a" -lrdkafka -lsqlite3 -ljq -lm -lpthread
+	built_sanitized && san=-fsanitize=address,undefined # make SANITIZE=1
+	cc $san -I"$ROOT/lib" -o "$T/take" "$T/take.c" "$LIBSS" -lrdkafka -lsqlite3 -ljq -lm -lpthread
 	run "$T/take" "$T/st.db" activity
 	assert_output "n=0"
 	[ ! -e "$T/st.db" ]

@@ -9,14 +9,14 @@ setup_file() {
 	mkdir -p "$FUZZBIN"
 	# link like the library was built (make SANITIZE=1 puts ASan+UBSan objects in it)
 	san=
-	if nm "$ROOT/lib/libss.a" 2>/dev/null | grep -q __asan_; then
+	if built_sanitized; then
 		san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 	fi
 	for src in "$ROOT"/tests/fuzz/fuzz_*.c; do
 		t=$(basename "$src" .c)
 		# shellcheck disable=SC2086
 		cc $san -std=c11 -g -O1 -D_GNU_SOURCE -I"$ROOT/lib" -I"$ROOT/tests/fuzz" -o "$FUZZBIN/$t" \
-			"$src" "$ROOT/tests/fuzz/replay.c" "$ROOT/lib/libss.a" -lrdkafka -lsqlite3 -ljq -lavro -ljansson -lcurl -lm -lpthread
+			"$src" "$ROOT/tests/fuzz/replay.c" "$LIBSS" -lrdkafka -lsqlite3 -ljq -lavro -ljansson -lcurl -lm -lpthread
 	done
 }
 

@@ -6,6 +6,11 @@ load '/usr/lib/bats/bats-assert/load'
 ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 [ -d "$ROOT/bin" ] || ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 export PATH="$ROOT/bin:$PATH"
+# The library of the variant `make` built last (bin/ holds its tools): build/current names
+# it (release, or sanitize after make SANITIZE=1). A program linked against the library
+# needs the sanitizers too when built_sanitized.
+LIBSS=$ROOT/build/current/lib/libss.a
+built_sanitized() { [ "$(readlink "$ROOT/build/current")" = sanitize ]; }
 # script(1) runs its command with $SHELL; a CI runner may leave it unset (then /bin/sh,
 # dash here), and the commands the tests give it use bash (process substitution).
 SHELL=$(command -v bash)

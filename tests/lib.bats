@@ -3,7 +3,7 @@
 load helpers
 
 @test "lib unit tests: time, durations, JSON scanner, paths, key order, envelopes, expressions" {
-	run "$ROOT/build/tests/unit"
+	run "$ROOT/build/current/tests/unit"
 	assert_success
 	assert_output --regexp '^[0-9]+ passed, 0 failed$'
 }

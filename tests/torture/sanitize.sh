@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/torture/sanitize.sh: the fast suite under ASan+UBSan, then every tool under valgrind.
-#  1. make SANITIZE=1 (objects in build/san, tools relinked into bin/), then bats tests/
+#  1. make SANITIZE=1 (everything in build/sanitize, which bin/ then points to), then bats tests/
 #     with leak detection on and any report fatal; counts suites' tests and failures.
 #  2. make (back to the normal build), then valgrind --error-exitcode=99 over each tool on
 #     representative inputs: only errors and definite leaks count ("still reachable"
