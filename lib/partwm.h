@@ -69,10 +69,10 @@ struct ss_partwm_rule {
 	bool unlisted_reads; /* told: one the writer does not list is reading */
 };
 
-/* The rule over a stream's partitions: start with SS_PARTWM_LOW_INIT, add each. */
+/* The rule over a stream's partitions: start from SS_PARTWM_LOW_INIT, add each one. */
 struct ss_partwm_low {
-	int64_t lo;        /* the lowest newest time over the holders that have one */
-	size_t held;       /* how many holders have one (lo is valid when > 0) */
+	int64_t lo;        /* the lowest newest time over the holders that have one, or INT64_MAX */
+	size_t held;       /* how many holders have one */
 	size_t timeless;   /* holders without a record yet */
 	int64_t idle_hi;   /* the highest newest time over those silent for idle, or NONE */
 	int64_t idle_next; /* monotonic: when the next holder may stop holding, or INT64_MAX */
@@ -80,9 +80,9 @@ struct ss_partwm_low {
 #define SS_PARTWM_LOW_INIT ((struct ss_partwm_low){ .lo = INT64_MAX, .idle_hi = SS_PARTWM_NONE, \
 	.idle_next = INT64_MAX })
 
-enum ss_partwm_state ss_partwm_state(const struct ss_partwm_rule *r, const struct ss_partwm_part *p);
-/* Does the partition hold the stream back at now? */
-bool ss_partwm_holds(const struct ss_partwm_rule *r, const struct ss_partwm_part *p, int64_t now);
+enum ss_partwm_state ss_partwm_state(const struct ss_partwm_rule *r,
+    const struct ss_partwm_part *p);
+/* Fold the partition into l, as of now (monotonic, as its seen). */
 void ss_partwm_low_add(struct ss_partwm_low *l, const struct ss_partwm_rule *r,
     const struct ss_partwm_part *p, int64_t now);
 #endif
