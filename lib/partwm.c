@@ -31,16 +31,6 @@ may_idle(const struct ss_partwm_rule *r, enum ss_partwm_state s)
 	    (s == SS_PARTWM_REVOKED && r->revoked_idles);
 }
 
-bool
-ss_partwm_holds(const struct ss_partwm_rule *r, const struct ss_partwm_part *p, int64_t now)
-{
-	enum ss_partwm_state s = ss_partwm_state(r, p);
-
-	if (s == SS_PARTWM_DONE)
-		return false;
-	return !may_idle(r, s) || now - p->seen < r->idle;
-}
-
 void
 ss_partwm_low_add(struct ss_partwm_low *l, const struct ss_partwm_rule *r,
     const struct ss_partwm_part *p, int64_t now)
