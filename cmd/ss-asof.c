@@ -10,9 +10,8 @@
 #include "diag.h"
 #include "help.h"
 #include "ndjson.h"
+#include "partwm.h"
 #include "sstime.h"
-
-#define DEFAULT_IDLE (30 * INT64_C(1000000000)) /* 30s: a few Kafka session timeouts */
 
 static const char usage[] =
 	"usage: ss-asof [--on EXPR | --left-on EXPR --right-on EXPR]\n"
@@ -162,7 +161,7 @@ main(int argc, char **argv)
 	static const char *const right_ends[] = {"finish", "exit", NULL};
 	static const char *const orders[] = {"release", "left", NULL};
 	struct ss_errpolicy onerror = {.mode = SS_ONERROR_FAIL};
-	struct ss_asof_opts o = {.tolerance = -1, .max_delay = -1, .idle = DEFAULT_IDLE, .emit = SS_ASOF_DEFER, .retain = -1,
+	struct ss_asof_opts o = {.tolerance = -1, .max_delay = -1, .idle = SS_DEFAULT_IDLE, .emit = SS_ASOF_DEFER, .retain = -1,
 				 .onerror = &onerror, .unit = SS_TS_S};
 	const char *on = NULL, *by = NULL;
 	int c;

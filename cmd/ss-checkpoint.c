@@ -20,6 +20,7 @@
 #include "expr.h"
 #include "feed.h"
 #include "ndjson.h"
+#include "partwm.h"
 #include "sstime.h"
 
 static const char usage[] =
@@ -56,8 +57,6 @@ static const struct ss_help_opt options[] = {
 /* How long a filter waiting for input sleeps before it looks at the time (a partition
  * turns idle) and at what the input's writer says. */
 #define WAIT_MS 100
-/* --idle: 30s, a few Kafka session timeouts, as ss-asof */
-#define DEFAULT_IDLE (30 * 1000000000LL)
 
 /* What heartbeat and pulse share: records in, the same records out, their event time,
  * and the partitions of the input: what its writer says of them (lib/feed.h), told on
@@ -416,7 +415,7 @@ cmd_heartbeat(const char *db, int argc, char **argv)
 	enum ss_tsunit unit = SS_TS_S;
 	struct flow f = { .parts = hb_parts,
 	    .blind = "make the dependency look fresher than it is" };
-	struct ss_checkpoint_parts parts = { .idle = DEFAULT_IDLE };
+	struct ss_checkpoint_parts parts = { .idle = SS_DEFAULT_IDLE };
 	struct ss_envelope env;
 	ss_checkpoint_hb *hb;
 	int64_t t;
@@ -615,7 +614,7 @@ static int
 cmd_pulse(const char *db, int argc, char **argv)
 {
 	struct pulse_opts o = { .ts = ".timestamp", .unit = SS_TS_S,
-	    .deps = ss_xmalloc(argc * sizeof *o.deps), .parts = { .idle = DEFAULT_IDLE } };
+	    .deps = ss_xmalloc(argc * sizeof *o.deps), .parts = { .idle = SS_DEFAULT_IDLE } };
 	struct pulse pl = {0};
 	struct flow f = { .parts = pulse_parts, .tick = pulse_tick,
 	    .blind = "raise a downtime that never happened" };

@@ -16,8 +16,9 @@
 #include "expr.h"
 #include "feed.h"
 #include "jscan.h"
+#include "partwm.h"
 
-#define ASOF_NONE INT64_MIN /* no time yet */
+#define ASOF_NONE SS_PARTWM_NONE /* no time yet, as for a partition (partwm.h) */
 #define CHECKPOINT_RECORDS 10000
 
 /* One right record; raw is malloc'd and owned by the history. */
@@ -106,15 +107,12 @@ struct asof_in {
 	size_t nmembers;
 };
 
-/* The progress of one topic-partition of an input (asof_wm.c). */
+/* One topic-partition of an input (asof_wm.c); wm.pos is the newest offset read from it,
+ * applied or not. */
 struct asof_part {
 	char topic[256];
 	int32_t partition;
-	int64_t maxt;      /* newest event time applied from it */
-	int64_t seen;      /* monotonic time of its last record, for --idle */
-	int64_t offset;    /* newest offset read from it (applied or not), -1 for none */
-	int feed;          /* where its writer says it is (enum ss_feed_pstate), or -1 */
-	int64_t feed_last; /* ... as of the record at this offset */
+	struct ss_partwm_part wm;
 };
 
 struct asof_parts {

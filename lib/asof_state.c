@@ -240,12 +240,12 @@ static void
 parts_put(struct asof_state *s, enum stmt which, const struct asof_parts *ps)
 {
 	for (size_t i = 0; i < ps->n; i++) {
-		if (ps->v[i].maxt == ASOF_NONE)
+		if (ps->v[i].wm.maxt == ASOF_NONE)
 			continue;
 		sqlite3_stmt *st = stmt(s, which);
 		sqlite3_bind_text(st, 1, ps->v[i].topic, -1, SQLITE_STATIC);
 		sqlite3_bind_int(st, 2, ps->v[i].partition);
-		sqlite3_bind_int64(st, 3, ps->v[i].maxt);
+		sqlite3_bind_int64(st, 3, ps->v[i].wm.maxt);
 		write_step(s, st);
 	}
 }
@@ -431,7 +431,7 @@ load_partitions(struct asof_state *s, const char *table, struct asof_parts *ps)
 		const char *topic = (const char *)sqlite3_column_text(st, 0);
 		if (strlen(topic) >= sizeof ps->v->topic)
 			continue;
-		asof_part_get(ps, topic, sqlite3_column_int(st, 1))->maxt = sqlite3_column_int64(st, 2);
+		asof_part_get(ps, topic, sqlite3_column_int(st, 1))->wm.maxt = sqlite3_column_int64(st, 2);
 	}
 	sqlite3_finalize(st);
 }

@@ -13,7 +13,8 @@
  * the right input ends (or --right-partitions N of them have spoken). Records without an
  * envelope are one ordered stream (j->maxr). The watermark never goes back: a right
  * record older than it is late, as is one older than its own partition's newest time
- * (minus --grace).
+ * (minus --grace). The rule over the partitions is lib/partwm.h's, read as a join must
+ * (right_rule).
  *
  * The left time that bounds right history (only with --retain) is the minimum over the
  * left partitions heard from, ignoring those silent for --idle. */
@@ -54,8 +55,8 @@ asof_part_get(struct asof_parts *ps, const char *topic, int32_t partition)
 		ps->v = ss_xrealloc(ps->v, ps->cap * sizeof *ps->v);
 	}
 	p = &ps->v[ps->n];
-	*p = (struct asof_part){.partition = partition, .maxt = ASOF_NONE, .seen = ss_time_mono(),
-				.offset = -1, .feed = -1, .feed_last = -1};
+	*p = (struct asof_part){.partition = partition, .wm = {.maxt = ASOF_NONE, .seen = ss_time_mono(),
+				.pos = -1, .feed = -1, .feed_last = -1}};
 	strcpy(p->topic, topic);
 	ps->last = ps->n++;
 	return p;
@@ -81,8 +82,8 @@ asof_wm_feed(ss_asof *j)
 		if (!right_part(j, &fp[i]))
 			continue;
 		struct asof_part *p = asof_part_get(&j->rparts, fp[i].topic, fp[i].partition);
-		p->feed = (int)fp[i].state;
-		p->feed_last = fp[i].last;
+		p->wm.feed = (int)fp[i].state;
+		p->wm.feed_last = fp[i].last;
 		j->feed_parts++;
 	}
 	j->feed_synced = asof_top(j)->feed_gen;
@@ -93,42 +94,9 @@ asof_wm_seen(ss_asof *j, bool left, const struct ss_envelope *env)
 {
 	struct asof_part *p = asof_part_get(left ? &j->lparts : &j->rparts, env->topic, env->partition);
 
-	p->seen = ss_time_mono();
-	if (env->offset > p->offset)
-		p->offset = env->offset;
-}
-
-/* Has the writer said this of the partition as of a record already read? */
-static bool
-feed_says(const struct asof_part *p, enum ss_feed_pstate state)
-{
-	return p->feed == (int)state && p->offset >= p->feed_last;
-}
-
-/* Has the partition ended, its last record read? (One revoked from the writer has not:
- * its records go on, to another member of the group, which this join does not see.) */
-static bool
-part_done(const struct asof_part *p)
-{
-	return feed_says(p, SS_FEED_ENDED);
-}
-
-/* A partition silent for --idle that cannot hold much back: caught up with its log as
- * its writer says (without a writer that tells: any, when --right-partitions is
- * given). Lowers j->idle_next to when a candidate turns idle. */
-static bool
-part_idle(ss_asof *j, const struct asof_part *p, bool told, int64_t now)
-{
-	bool candidate = told ? feed_says(p, SS_FEED_CAUGHT_UP) : j->o.right_partitions > 0;
-
-	if (!candidate)
-		return false;
-	if (now - p->seen < j->o.idle) {
-		if (p->seen + j->o.idle < j->idle_next)
-			j->idle_next = p->seen + j->o.idle;
-		return false;
-	}
-	return true;
+	p->wm.seen = ss_time_mono();
+	if (env->offset > p->wm.pos)
+		p->wm.pos = env->offset;
 }
 
 /* Without a writer that tells the partitions: have enough of them spoken? */
@@ -147,37 +115,39 @@ asof_wm_blind(const ss_asof *j)
 	       j->o.right_partitions == 0 && j->partition < 0;
 }
 
+/* How a join reads the right partitions' states (partwm.h): it cannot answer without a
+ * revoked partition, nor without one the writer does not list (restored from the
+ * state, or not listed yet); without a writer that tells, one heard from may turn idle
+ * only with --right-partitions. */
+static struct ss_partwm_rule
+right_rule(const ss_asof *j, bool told)
+{
+	return (struct ss_partwm_rule){.idle = j->o.idle, .told = told,
+				       .heard_idles = j->o.right_partitions > 0, .unlisted_reads = true};
+}
+
 /* The lowest newest right time over the partitions that can still deliver a record
- * that is not late; INT64_MAX when none can; ASOF_NONE when nothing is final yet. */
+ * that is not late; INT64_MAX when none can; ASOF_NONE when nothing is final yet.
+ * Sets j->idle_next to when a partition turns idle. */
 static int64_t
 right_low(ss_asof *j, int64_t now)
 {
 	/* a writer that has no partitions yet (before its assignment) tells nothing */
 	bool told = (ss_feed_known(asof_top(j)->rfeed) && j->feed_parts > 0) || j->partition >= 0;
-	int64_t lo = j->maxr == ASOF_NONE ? INT64_MAX : j->maxr, idle_hi = ASOF_NONE;
-	bool blocked = false, any = j->maxr != ASOF_NONE;
+	struct ss_partwm_rule r = right_rule(j, told);
+	struct ss_partwm_low l = SS_PARTWM_LOW_INIT;
 
-	j->idle_next = INT64_MAX;
-	for (size_t i = 0; i < j->rparts.n; i++) {
-		const struct asof_part *p = &j->rparts.v[i];
-		any = true;
-		if (part_done(p))
-			continue;
-		if (part_idle(j, p, told, now)) {
-			if (p->maxt > idle_hi)
-				idle_hi = p->maxt;
-			continue;
-		}
-		if (p->maxt == ASOF_NONE)
-			blocked = true; /* nothing from it yet: anything may come */
-		else if (p->maxt < lo)
-			lo = p->maxt;
-	}
-	if (!any || blocked || (j->rparts.n > 0 && !told && !enough_heard(j, now)))
+	for (size_t i = 0; i < j->rparts.n; i++)
+		ss_partwm_low_add(&l, &r, &j->rparts.v[i].wm, now);
+	j->idle_next = l.idle_next;
+	if (j->maxr != ASOF_NONE && j->maxr < l.lo)
+		l.lo = j->maxr; /* records without an envelope: one more ordered stream */
+	if ((j->maxr == ASOF_NONE && j->rparts.n == 0) || l.timeless > 0 ||
+	    (j->rparts.n > 0 && !told && !enough_heard(j, now)))
 		return ASOF_NONE;
-	if (lo == INT64_MAX && idle_hi != ASOF_NONE)
-		return idle_hi; /* only idle ones: no further than they went */
-	return lo;
+	if (l.lo == INT64_MAX && l.idle_hi != ASOF_NONE)
+		return l.idle_hi; /* only idle ones: no further than they went */
+	return l.lo;
 }
 
 /* Recompute the effective watermark; true if it advanced. */
@@ -218,10 +188,10 @@ asof_wm_right(ss_asof *j, const struct asof_in *in)
 			asof_wm_feed(j);
 		}
 		struct asof_part *p = asof_part_get(&j->rparts, in->env.topic, in->env.partition);
-		p->seen = ss_time_mono();
-		if (in->env.offset > p->offset)
-			p->offset = in->env.offset;
-		maxt = &p->maxt;
+		p->wm.seen = ss_time_mono();
+		if (in->env.offset > p->wm.pos)
+			p->wm.pos = in->env.offset;
+		maxt = &p->wm.maxt;
 	}
 	if (asof_ctop(j)->right_whole) {
 		if (*maxt == ASOF_NONE || in->t > *maxt)
@@ -261,7 +231,7 @@ asof_lw_update(ss_asof *j)
 	int64_t now = ss_time_mono(), lo = j->lw_bare, hi = j->lw_bare;
 
 	for (size_t i = 0; i < j->lparts.n; i++) {
-		const struct asof_part *p = &j->lparts.v[i];
+		const struct ss_partwm_part *p = &j->lparts.v[i].wm;
 		if (p->maxt == ASOF_NONE)
 			continue;
 		if (p->maxt > hi)
@@ -286,14 +256,14 @@ asof_lw_left(ss_asof *j, const struct asof_in *in)
 	} else {
 		struct asof_part *p = asof_part_get(&j->lparts, in->env.topic, in->env.partition);
 		int64_t now = ss_time_mono();
-		bool was_idle = now - p->seen >= j->o.idle;
-		p->seen = now;
-		if (in->env.offset > p->offset)
-			p->offset = in->env.offset;
-		if (in->t <= p->maxt && !was_idle)
+		bool was_idle = now - p->wm.seen >= j->o.idle;
+		p->wm.seen = now;
+		if (in->env.offset > p->wm.pos)
+			p->wm.pos = in->env.offset;
+		if (in->t <= p->wm.maxt && !was_idle)
 			return; /* nothing changes */
-		if (in->t > p->maxt)
-			p->maxt = in->t;
+		if (in->t > p->wm.maxt)
+			p->wm.maxt = in->t;
 	}
 	asof_lw_update(j);
 }

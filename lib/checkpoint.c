@@ -360,12 +360,12 @@ part_bind(sqlite3_stmt *st, const struct ckpart *p, int state, int64_t mono, int
 	    SQLITE_STATIC);
 	bind_named(st, ":partition", p->env.partition);
 	bind_named(st, ":offset", p->env.offset);
-	bind_named(st, ":seen", (wall - (mono - p->seen)) / 1000000 * 1000000);
-	if (p->has_marker)
-		bind_named(st, ":marker", p->marker);
+	bind_named(st, ":seen", (wall - (mono - p->wm.seen)) / 1000000 * 1000000);
+	if (p->wm.maxt != SS_PARTWM_NONE)
+		bind_named(st, ":marker", p->wm.maxt);
 	else if (sqlite3_bind_parameter_index(st, ":marker"))
 		sqlite3_bind_null(st, sqlite3_bind_parameter_index(st, ":marker"));
-	if (i && state == CKPART_HEARD)
+	if (i && state == SS_PARTWM_HEARD)
 		sqlite3_bind_null(st, i);
 	else if (i)
 		sqlite3_bind_int(st, i, state);
@@ -393,7 +393,7 @@ parts_write(struct ckparts *s, sqlite3_stmt *offsets, sqlite3_stmt *rows, bool n
 			part_bind(offsets, p, state, mono, wall);
 			db_done(offsets);
 		}
-		if (need_marker ? p->has_marker : p->env.offset >= 0) {
+		if (need_marker ? p->wm.maxt != SS_PARTWM_NONE : p->env.offset >= 0) {
 			part_bind(rows, p, state, mono, wall);
 			db_done(rows);
 		}
@@ -407,7 +407,7 @@ parts_write(struct ckparts *s, sqlite3_stmt *offsets, sqlite3_stmt *rows, bool n
 static int
 column_state(sqlite3_stmt *st, int col)
 {
-	return sqlite3_column_type(st, col) == SQLITE_NULL ? CKPART_HEARD :
+	return sqlite3_column_type(st, col) == SQLITE_NULL ? SS_PARTWM_HEARD :
 	    sqlite3_column_int(st, col);
 }
 
@@ -464,8 +464,7 @@ hb_load(ss_checkpoint_hb *h)
 		struct ckpart *p = ckparts_get(&h->ps, (const char *)sqlite3_column_text(st, 0),
 		    sqlite3_column_int(st, 1));
 
-		p->marker = sqlite3_column_int64(st, 2);
-		p->has_marker = true;
+		p->wm.maxt = sqlite3_column_int64(st, 2);
 		p->written = column_state(st, 3);
 	}
 	if (rc != SQLITE_DONE)
@@ -902,10 +901,9 @@ parts_load(ss_checkpoint_pulse *p)
 		pt->written = column_state(st, 4);
 		if (sqlite3_column_type(st, 3) == SQLITE_NULL)
 			continue;
-		pt->marker = sqlite3_column_int64(st, 3);
-		pt->has_marker = true;
-		if (!p->have_top || pt->marker > p->top)
-			p->top = pt->marker;
+		pt->wm.maxt = sqlite3_column_int64(st, 3);
+		if (!p->have_top || pt->wm.maxt > p->top)
+			p->top = pt->wm.maxt;
 		p->have_top = true;
 	}
 	if (rc != SQLITE_DONE)

@@ -50,8 +50,9 @@ add(struct ckparts *s, const char *topic, int32_t partition)
 		s->v = ss_xrealloc(s->v, s->cap * sizeof *s->v);
 	}
 	p = &s->v[s->n++];
-	*p = (struct ckpart){ .env.partition = partition, .env.offset = -1, .pos = -1,
-	    .feed = -1, .feed_last = -1, .written = CKPART_UNWRITTEN, .seen = ckparts_now() };
+	*p = (struct ckpart){ .env.partition = partition, .env.offset = -1, .wm = { .maxt =
+	    SS_PARTWM_NONE, .seen = ckparts_now(), .pos = -1, .feed = -1, .feed_last = -1 },
+	    .written = CKPART_UNWRITTEN };
 	snprintf(p->env.topic, sizeof p->env.topic, "%s", topic);
 	return p;
 }
@@ -77,12 +78,10 @@ ckparts_note(struct ckparts *s, const struct ss_envelope *env, int64_t ts, int64
 {
 	struct ckpart *p = ckparts_get(s, env->topic, env->partition);
 
-	p->env.offset = p->pos = env->offset;
-	if (!p->has_marker || ts > p->marker) {
-		p->marker = ts;
-		p->has_marker = true;
-	}
-	p->seen = now;
+	p->env.offset = p->wm.pos = env->offset;
+	if (ts > p->wm.maxt)
+		p->wm.maxt = ts;
+	p->wm.seen = now;
 	p->moved = p->dirty = s->dirty = true;
 }
 
@@ -92,70 +91,57 @@ ckparts_feed(struct ckparts *s, const struct ss_feed_part *parts, size_t n)
 	size_t i;
 
 	for (i = 0; i < s->n; i++)
-		s->v[i].feed = -1;
+		s->v[i].wm.feed = -1;
 	for (i = 0; i < n; i++) {
 		struct ckpart *p = ckparts_get(s, parts[i].topic, parts[i].partition);
 
-		p->feed = (int)parts[i].state;
-		p->feed_last = parts[i].last;
+		p->wm.feed = (int)parts[i].state;
+		p->wm.feed_last = parts[i].last;
 	}
 	s->told = n > 0;
 }
 
-enum ckpart_state
-ckpart_state(const struct ckparts *s, const struct ckpart *p)
+/* How a checkpoint reads its partitions' states (see checkpoint_parts.h). */
+static struct ss_partwm_rule
+stream_rule(const struct ckparts *s)
 {
-	bool read_last = p->pos >= p->feed_last; /* the writer's word is about what we have */
-
-	if (!s->told)
-		return CKPART_HEARD;
-	if (p->feed < 0) /* heard from, but not in the list (yet); or not read by this writer */
-		return p->pos >= 0 ? CKPART_HEARD : CKPART_DONE;
-	if (p->feed == SS_FEED_ENDED)
-		return read_last ? CKPART_DONE : CKPART_READING;
-	if (p->feed == SS_FEED_REVOKED && read_last)
-		return CKPART_REVOKED;
-	if (p->feed == SS_FEED_CAUGHT_UP && read_last)
-		return CKPART_CAUGHT_UP;
-	return CKPART_READING;
+	return (struct ss_partwm_rule){ .idle = s->idle, .told = s->told, .heard_idles = true,
+	    .revoked_idles = true };
 }
 
-static bool
-holds(const struct ckparts *s, const struct ckpart *p, int64_t now)
+enum ss_partwm_state
+ckpart_state(const struct ckparts *s, const struct ckpart *p)
 {
-	switch (ckpart_state(s, p)) {
-	case CKPART_DONE:
-		return false;
-	case CKPART_READING:
-		return true;
-	default: /* heard, caught up, revoked */
-		return now - p->seen < s->idle;
-	}
+	struct ss_partwm_rule r = stream_rule(s);
+
+	return ss_partwm_state(&r, &p->wm);
+}
+
+static struct ss_partwm_low
+stream_low(const struct ckparts *s, int64_t now)
+{
+	struct ss_partwm_rule r = stream_rule(s);
+	struct ss_partwm_low l = SS_PARTWM_LOW_INIT;
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		ss_partwm_low_add(&l, &r, &s->v[i].wm, now);
+	return l;
 }
 
 bool
 ckparts_low(const struct ckparts *s, int64_t now, const int64_t *top, int64_t *lo)
 {
-	bool any = false;
-	size_t i;
+	struct ss_partwm_low l = stream_low(s, now);
 
-	for (i = 0; i < s->n; i++) {
-		const struct ckpart *p = &s->v[i];
-
-		if (!holds(s, p, now))
-			continue;
-		if (!p->has_marker) {
-			if (s->told)
-				return false; /* nothing from it yet: anything may come */
-			continue; /* a row of a version without markers */
-		}
-		if (!any || p->marker < *lo)
-			*lo = p->marker;
-		any = true;
-	}
-	if (!any && top != NULL)
+	/* not told, one without a marker is a row of a version without markers: skipped */
+	if (s->told && l.timeless > 0)
+		return false; /* nothing from it yet: anything may come */
+	if (l.held > 0)
+		*lo = l.lo;
+	else if (top != NULL)
 		*lo = *top;
-	return any || top != NULL;
+	return l.held > 0 || top != NULL;
 }
 
 int
@@ -164,15 +150,12 @@ ckparts_waiting(const struct ckparts *s, int64_t now)
 	int n = 0;
 	size_t i;
 
-	if (s->told) {
-		for (i = 0; i < s->n; i++)
-			n += !s->v[i].has_marker && holds(s, &s->v[i], now);
-		return n;
-	}
+	if (s->told)
+		return (int)stream_low(s, now).timeless;
 	if (s->expect == 0 || now - s->started >= s->idle)
 		return 0;
 	for (i = 0; i < s->n; i++)
-		n += s->v[i].has_marker;
+		n += s->v[i].wm.maxt != SS_PARTWM_NONE;
 	return n >= s->expect ? 0 : s->expect - n;
 }
 

@@ -1,31 +1,23 @@
 /* checkpoint_parts: the topic-partitions of a stream ss-checkpoint reads (heartbeat: a
  * dependency's, pulse: the dependent stream's), kept in memory between commits, and the
- * rule that makes the stream's marker of theirs.
- *
- * Kafka orders records within a partition, not across partitions, and a consumer may
- * deliver one partition's whole backlog before the next partition's first record. So a
- * stream is only as far as its slowest partition, and every partition counts, also one
- * that has delivered nothing yet. The partitions come from the input's writer
- * (lib/feed.h: ss-consume says which partitions it reads, which ended, which caught up
- * with their log), or from a regular file read beforehand. With a writer that tells, a
- * partition of the stream:
- *   - done: the writer says it ended and its last record was read, or the writer does
- *     not read it (one known from the state file only): holds nothing;
- *   - caught up: the writer says it caught up with its log and its last record was
- *     read: holds the marker until silent for --idle (wall clock), then not until it
- *     speaks again;
- *   - revoked: the writer says a rebalance took it away and its last record was read:
- *     the same (a rebalance that gives it back must not move the marker, one that gave
- *     it to another member for good must not stall it; ss-asof's right watermark, which
- *     cannot answer without it, waits for it instead);
- *   - reading: anything else; holds the marker, at its newest event time, or, without
- *     one (nothing from it yet), holds it entirely: the marker is unknown.
- * The marker is the lowest newest time over the partitions that hold it, and the largest
- * event time of the stream when none does (all ended, or silent).
- * Without a writer that tells, a partition is one heard from: it holds while heard from
- * within --idle, and --partitions N makes the stream wait (no marker decision) until N
- * were heard from or --idle passed since the start (the rule before partitions were
- * told; cmd/ss-checkpoint.c says so on standard error). */
+ * stream's marker of theirs: the rule of lib/partwm.h (the lowest newest time over the
+ * partitions that hold it, every one the writer lists counting, also one that has
+ * delivered nothing yet), read as a checkpoint reads it (stream_rule):
+ *   - the partitions come from the input's writer (lib/feed.h), or from a regular file
+ *     read beforehand; one the writer does not list is heard from if read in this run,
+ *     else done (known from the state file only: holds nothing);
+ *   - caught up, revoked (a rebalance that gives it back must not move the marker, one
+ *     that gave it to another member for good must not stall it; ss-asof's right
+ *     watermark, which cannot answer without it, waits for it instead) and heard from
+ *     all hold the marker until silent for --idle (wall clock), then not until they
+ *     speak again;
+ *   - the marker is unknown while a listed partition that holds it has delivered
+ *     nothing; it is the largest event time of the stream when none holds it (all
+ *     ended, or silent); unlike ss-asof's watermark it may go back.
+ * Without a writer that tells, a partition is one heard from, and --partitions N makes
+ * the stream wait (no marker decision) until N were heard from or --idle passed since
+ * the start (the rule before partitions were told; cmd/ss-checkpoint.c says so on
+ * standard error). The partitions and their memory are the struct ckparts' owner's. */
 #ifndef SS_CHECKPOINT_PARTS_H
 #define SS_CHECKPOINT_PARTS_H
 #include <stdbool.h>
@@ -34,28 +26,17 @@
 
 #include "envelope.h"
 #include "feed.h"
+#include "partwm.h"
 
-/* Also the state column of the file (NULL for heard). */
-enum ckpart_state {
-	CKPART_HEARD = -1,    /* no writer that tells: holds while heard from within --idle */
-	CKPART_READING = 0,   /* holds */
-	CKPART_CAUGHT_UP = 1, /* holds until silent for --idle */
-	CKPART_DONE = 2,      /* holds nothing */
-	CKPART_REVOKED = 3,   /* holds until silent for --idle */
-};
+/* The state column of the file is enum ss_partwm_state (NULL for heard), or: */
 #define CKPART_UNWRITTEN (-2) /* no state written yet */
 
 struct ckpart {
-	struct ss_envelope env; /* its offset: the last passed (restored or read), -1 for none */
-	int64_t marker;         /* its newest event time, when has_marker */
-	int64_t seen;           /* monotonic: its last record, or when restored or listed */
-	int64_t pos;            /* offset of its last record read in this run, -1 for none */
-	int64_t feed_last;      /* the writer's word (feed) is as of this offset */
-	int feed;               /* enum ss_feed_pstate as the writer says; -1: not listed */
-	int written;            /* the state last written to the file, or CKPART_UNWRITTEN */
-	bool has_marker;
-	bool moved;             /* a record since the last write */
-	bool dirty;             /* something to write */
+	struct ss_envelope env;   /* its offset: the last passed (restored or read), -1: none */
+	struct ss_partwm_part wm; /* wm.maxt: its marker; wm.pos: its last record in this run */
+	int written;              /* the state last written to the file, or CKPART_UNWRITTEN */
+	bool moved;               /* a record since the last write */
+	bool dirty;               /* something to write */
 };
 
 struct ckparts {
@@ -78,7 +59,7 @@ struct ckpart *ckparts_get(struct ckparts *s, const char *topic, int32_t partiti
 void ckparts_note(struct ckparts *s, const struct ss_envelope *env, int64_t ts, int64_t now);
 /* What the writer says now (n == 0: it says nothing, or there is none). */
 void ckparts_feed(struct ckparts *s, const struct ss_feed_part *parts, size_t n);
-enum ckpart_state ckpart_state(const struct ckparts *s, const struct ckpart *p);
+enum ss_partwm_state ckpart_state(const struct ckparts *s, const struct ckpart *p);
 /* The stream's marker into *lo: false when it is unknown (a partition that holds it has
  * delivered nothing, or there is nothing at all). top: the largest event time of the
  * stream, or NULL for none. */

@@ -9,8 +9,10 @@
 #include "buf.h"
 #include "envelope.h"
 #include "expr.h"
+#include "feed.h"
 #include "jscan.h"
 #include "keyenc.h"
+#include "partwm.h"
 #include "proj.h"
 #include "sstime.h"
 
@@ -391,6 +393,44 @@ test_progress(void)
 	CHECK(ss_progress_new(SS_PROGRESS_OFF, -1) == NULL);
 }
 
+static void
+test_partwm(void)
+{
+	struct ss_partwm_rule ck = { .idle = 10, .told = true, .heard_idles = true, .revoked_idles = true };
+	struct ss_partwm_rule join = { .idle = 10, .told = true, .unlisted_reads = true };
+	struct ss_partwm_part reading = { .maxt = 10, .seen = 95, .pos = 3, .feed = SS_FEED_BEHIND, .feed_last = 3 };
+	struct ss_partwm_part silent = { .maxt = 5, .seen = 0, .pos = 7, .feed = SS_FEED_CAUGHT_UP, .feed_last = 7 };
+	struct ss_partwm_part fresh = { .maxt = SS_PARTWM_NONE, .seen = 100, .pos = -1, .feed = SS_FEED_BEHIND, .feed_last = -1 };
+	struct ss_partwm_part ended = { .maxt = 1, .seen = 99, .pos = 4, .feed = SS_FEED_ENDED, .feed_last = 4 };
+	struct ss_partwm_part revoked = { .maxt = 2, .seen = 0, .pos = 4, .feed = SS_FEED_REVOKED, .feed_last = 4 };
+	struct ss_partwm_part unlisted = { .maxt = 3, .seen = 0, .pos = -1, .feed = -1, .feed_last = -1 };
+	struct ss_partwm_low l = SS_PARTWM_LOW_INIT;
+
+	CHECK(ss_partwm_state(&ck, &ended) == SS_PARTWM_DONE);
+	ended.pos = 3; /* the writer's word is about a record not read yet */
+	CHECK(ss_partwm_state(&ck, &ended) == SS_PARTWM_READING);
+	ended.pos = 4;
+	CHECK(ss_partwm_state(&ck, &revoked) == SS_PARTWM_REVOKED);
+	CHECK(ss_partwm_state(&ck, &unlisted) == SS_PARTWM_DONE);
+	CHECK(ss_partwm_state(&join, &unlisted) == SS_PARTWM_READING);
+	ck.told = false;
+	CHECK(ss_partwm_state(&ck, &reading) == SS_PARTWM_HEARD);
+	CHECK(ss_partwm_state(&ck, &ended) == SS_PARTWM_DONE); /* said before it stopped telling */
+	ck.told = true;
+
+	ss_partwm_low_add(&l, &ck, &reading, 100);
+	ss_partwm_low_add(&l, &ck, &silent, 100);
+	ss_partwm_low_add(&l, &ck, &fresh, 100);
+	ss_partwm_low_add(&l, &ck, &ended, 100);
+	ss_partwm_low_add(&l, &ck, &revoked, 100);
+	CHECK(l.lo == 10 && l.held == 1 && l.timeless == 1 && l.idle_hi == 5 && l.idle_next == INT64_MAX);
+	l = SS_PARTWM_LOW_INIT;
+	silent.seen = 95;
+	ss_partwm_low_add(&l, &join, &silent, 100);
+	ss_partwm_low_add(&l, &join, &revoked, 100); /* a join waits for a revoked one */
+	CHECK(l.lo == 2 && l.held == 2 && l.idle_hi == SS_PARTWM_NONE && l.idle_next == 105);
+}
+
 int
 main(void)
 {
@@ -404,6 +444,7 @@ main(void)
 	test_expr();
 	test_proj();
 	test_progress();
+	test_partwm();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
