@@ -14,7 +14,14 @@
  * read-write all the same (only such a connection can roll back a hot journal a killed
  * writer left), else read-only, else, when no write-ahead log is pending, as immutable
  * (a read-only directory, where the -shm file cannot be made). A hot journal that needs
- * write access to roll back is said as such. The caller owns the connection. */
+ * write access to roll back is said as such. The caller owns the connection.
+ *
+ * The layer of every state module: each runs its statements through the helpers here,
+ * switches its file to WAL here, and exits here on any SQLite failure, so that one
+ * message form (path: what: reason) and one rule for the exit status hold everywhere.
+ * The tables belong to their modules: ss_kv to lib/store.h, ss_offsets to
+ * lib/offsets.h, ss_seek_request to lib/seeks.h, ss_checkpoint* to lib/checkpoint.h,
+ * ss_acks to lib/acks.h, asof_* to lib/asof_state.c. */
 #ifndef SS_STATEFILE_H
 #define SS_STATEFILE_H
 #include <sqlite3.h>

@@ -424,8 +424,10 @@ ss_store_count(ss_store *s)
 {
 	apply_deferred(s);
 	sqlite3_stmt *st = stmt(s, ST_COUNT);
-	int64_t n = ss_statefile_step(st, s->path, "query") == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	int64_t n = 0;
 
+	if (ss_statefile_step(st, s->path, "query") == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
 	sqlite3_reset(st);
 	return n;
 }
