@@ -39,8 +39,8 @@
  *   ss_offsets: the applied offsets of the records heartbeat and pulse read (lib/offsets.h).
  *
  * Handles own their sqlite3 connection. Event JSON passed to callbacks is borrowed
- * (valid during the call). Every function exits 75 when the database stays busy or
- * cannot be opened, 1 on any other database error. */
+ * (valid during the call). A database error exits through lib/statefile.h: 75 when the
+ * database stays busy or cannot be opened for now, 1 otherwise. */
 #ifndef SS_CHECKPOINT_H
 #define SS_CHECKPOINT_H
 #include <stdbool.h>
