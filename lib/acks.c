@@ -1,7 +1,6 @@
 /* acks: delivery receipts in a one-row SQLite file (see acks.h). */
 #include <stdbool.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include <sqlite3.h>
 
@@ -18,15 +17,8 @@ struct ss_acks {
 };
 
 static const char schema[] =
-	"PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
 	"CREATE TABLE IF NOT EXISTS ss_acks(id INTEGER PRIMARY KEY CHECK (id = 1),"
 	" run INTEGER NOT NULL, delivered INTEGER NOT NULL);";
-
-static void
-die_db(ss_acks *a, int rc, const char *what)
-{
-	ss_statefile_die(a->db, a->path, rc, what);
-}
 
 static void
 warn_once(ss_acks *a, const char *what)
@@ -41,17 +33,12 @@ ss_acks *
 ss_acks_open(const char *path)
 {
 	ss_acks *a = ss_xmalloc(sizeof *a);
-	int rc;
 
 	*a = (struct ss_acks){.path = ss_xstrdup(path)};
 	a->db = ss_statefile_open(path, false);
 	ss_statefile_check(a->db, path, SS_STATE_ACKS);
-	/* Both ends open the file at once: turning on WAL takes an exclusive lock that the
-	 * busy handler does not always wait for, so a busy schema is retried (5 s). */
-	for (int i = 0; (rc = sqlite3_exec(a->db, schema, NULL, NULL, NULL)) == SQLITE_BUSY && i < 100; i++)
-		nanosleep(&(struct timespec){.tv_nsec = 50 * 1000000}, NULL);
-	if (rc != SQLITE_OK)
-		die_db(a, rc, "schema");
+	ss_statefile_wal(a->db, path); /* both ends open the file at once: they take turns */
+	ss_statefile_exec(a->db, path, schema, "schema");
 	ss_statefile_mark(a->db, path, SS_STATE_ACKS);
 	return a;
 }
@@ -102,7 +89,7 @@ ss_acks_start(ss_acks *a)
 	while (a->run == 0);
 	rc = exec1(a, "INSERT OR REPLACE INTO ss_acks(id, run, delivered) VALUES (1, ?1, ?2)", 0, NULL);
 	if (rc != SQLITE_DONE)
-		die_db(a, rc, "start a run");
+		ss_statefile_die(a->db, a->path, rc, "start a run");
 	a->reported = 0;
 }
 
@@ -125,7 +112,7 @@ ss_acks_join(ss_acks *a)
 	if (rc == SQLITE_DONE)
 		ss_acks_start(a); /* no writer started one: count for whoever reads the file */
 	else if (rc != SQLITE_ROW)
-		die_db(a, rc, "join the writer's run");
+		ss_statefile_die(a->db, a->path, rc, "join the writer's run");
 }
 
 void

@@ -7,6 +7,7 @@
 
 #include "asof_impl.h"
 #include "diag.h"
+#include "statefile.h"
 #include "store.h"
 
 enum stmt {
@@ -75,23 +76,15 @@ static const char schema[] =
 struct asof_state {
 	ss_store *store;
 	sqlite3 *db;
+	const char *path; /* the store's */
 	sqlite3_stmt *st[STMT_N];
 };
-
-static void
-die_db(struct asof_state *s, const char *what)
-{
-	int rc = sqlite3_errcode(s->db);
-	int code = rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? SS_EXIT_TEMPFAIL : SS_EXIT_DATA;
-
-	ss_diag_die(code, "%s: %s: %s", ss_store_path(s->store), what, sqlite3_errmsg(s->db));
-}
 
 static sqlite3_stmt *
 stmt(struct asof_state *s, enum stmt which)
 {
-	if (s->st[which] == NULL && sqlite3_prepare_v2(s->db, stmt_sql[which], -1, &s->st[which], NULL) != SQLITE_OK)
-		die_db(s, "prepare");
+	if (s->st[which] == NULL)
+		s->st[which] = ss_statefile_prepare(s->db, s->path, stmt_sql[which], "prepare");
 	sqlite3_reset(s->st[which]);
 	sqlite3_clear_bindings(s->st[which]);
 	return s->st[which];
@@ -102,8 +95,7 @@ static void
 write_step(struct asof_state *s, sqlite3_stmt *st)
 {
 	ss_store_begin(s->store);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		die_db(s, "write");
+	ss_statefile_done(st, s->path, "write");
 }
 
 struct asof_state *
@@ -115,8 +107,8 @@ asof_state_open(const char *path)
 		ss_diag_die(SS_EXIT_DATA, "out of memory");
 	s->store = ss_store_open(path, 0, SS_STATE_ASOF);
 	s->db = ss_store_db(s->store);
-	if (sqlite3_exec(s->db, schema, NULL, NULL, NULL) != SQLITE_OK)
-		die_db(s, "schema");
+	s->path = ss_store_path(s->store);
+	ss_statefile_exec(s->db, s->path, schema, "schema");
 	return s;
 }
 
@@ -390,11 +382,7 @@ asof_state_keeps_results(const char *path)
 static sqlite3_stmt *
 query(struct asof_state *s, const char *sql)
 {
-	sqlite3_stmt *st;
-
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-		die_db(s, "load");
-	return st;
+	return ss_statefile_prepare(s->db, s->path, sql, "load");
 }
 
 static void
@@ -468,8 +456,7 @@ load_held(struct asof_state *s, ss_asof *j)
 	/* --max-delay counts from this start: the old clock means nothing now */
 	sqlite3_bind_int64(st, 1, ss_time_mono());
 	ss_store_begin(s->store);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		die_db(s, "load");
+	ss_statefile_done(st, s->path, "load");
 	sqlite3_finalize(st);
 	st = query(s, "SELECT count(*), min(t) FROM asof_held");
 	if (sqlite3_step(st) == SQLITE_ROW) {
@@ -548,8 +535,7 @@ asof_state_queues(struct asof_state *s, ss_asof *j, void (*fn)(ss_asof *, int64_
 				 " AND json_type(rec, '$.offset') = 'integer' THEN json_extract(rec, '$.partition') + 1"
 				 " ELSE 0 END");
 
-	if (sqlite3_step(st) != SQLITE_DONE)
-		die_db(s, "load");
+	ss_statefile_done(st, s->path, "load");
 	sqlite3_finalize(st);
 	st = query(s, "SELECT match, count(*) FROM asof_held WHERE spilled = 1 GROUP BY match");
 	while (sqlite3_step(st) == SQLITE_ROW)

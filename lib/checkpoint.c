@@ -6,88 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "checkpoint.h"
 #include "checkpoint_parts.h"
 #include "diag.h"
+#include "offsets.h"
+#include "seeks.h"
 #include "statefile.h"
 #include "sstime.h"
-
-/* Collect one checkpoint's requests, call cb for each, delete them; the caller holds
- * the write lock, so nobody adds a request between the read and the delete. */
-static int
-seeks_take_locked(sqlite3 *db, const char *checkpoint,
-    void (*cb)(const char *, int32_t, int64_t, void *), void *arg)
-{
-	sqlite3_stmt *sel = NULL, *del = NULL;
-	int n = 0, rc;
-
-	if (sqlite3_prepare_v2(db, "SELECT topic, partition, offset FROM ss_seek_request"
-	    " WHERE checkpoint = ?1 ORDER BY topic, partition", -1, &sel, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "DELETE FROM ss_seek_request WHERE checkpoint = ?1",
-	    -1, &del, NULL) != SQLITE_OK) {
-		n = -1;
-		goto out;
-	}
-	sqlite3_bind_text(sel, 1, checkpoint, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
-		cb((const char *)sqlite3_column_text(sel, 0), sqlite3_column_int(sel, 1),
-		    sqlite3_column_int64(sel, 2), arg);
-		n++;
-	}
-	sqlite3_bind_text(del, 1, checkpoint, -1, SQLITE_STATIC);
-	if (rc != SQLITE_DONE || sqlite3_step(del) != SQLITE_DONE)
-		n = -1;
-out:
-	sqlite3_finalize(sel);
-	sqlite3_finalize(del);
-	return n;
-}
-
-/* Is there anything to take? A plain read, so the common answer (no) takes no lock. */
-static int
-seeks_pending(sqlite3 *db, const char *checkpoint)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM ss_seek_request WHERE checkpoint = ?1"
-	    " LIMIT 1", -1, &st, NULL) != SQLITE_OK)
-		return strstr(sqlite3_errmsg(db), "no such table") ? 0 : -1;
-	sqlite3_bind_text(st, 1, checkpoint, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
-}
-
-int
-ss_checkpoint_take_seeks(const char *db_path, const char *checkpoint,
-    void (*cb)(const char *topic, int32_t partition, int64_t offset, void *arg), void *arg)
-{
-	sqlite3 *db = NULL;
-	int n;
-
-	/* No CREATE: a state file that does not exist yet has no requests. */
-	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-		sqlite3_close(db);
-		return 0;
-	}
-	sqlite3_busy_timeout(db, 5000);
-	n = seeks_pending(db, checkpoint);
-	if (n > 0) {
-		if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-			n = -1;
-		else if ((n = seeks_take_locked(db, checkpoint, cb, arg)) < 0 ||
-		    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-			n = -1;
-		}
-	}
-	sqlite3_close(db);
-	return n;
-}
 
 /* ---- the state file ---- */
 
@@ -112,12 +39,6 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS ss_checkpoint_event("
     " seq INTEGER PRIMARY KEY AUTOINCREMENT, checkpoint TEXT NOT NULL, kind TEXT NOT NULL,"
     " dependency TEXT, json TEXT NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS ss_seek_request("
-    " checkpoint TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL,"
-    " offset INTEGER NOT NULL, PRIMARY KEY(checkpoint, topic, partition));"
-    "CREATE TABLE IF NOT EXISTS ss_offsets("
-    " topic TEXT NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL,"
-    " PRIMARY KEY(topic, partition)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS ss_checkpoint_dependency_partition("
     " checkpoint TEXT NOT NULL, name TEXT NOT NULL, topic TEXT NOT NULL,"
     " partition INTEGER NOT NULL, marker INTEGER NOT NULL, seen INTEGER NOT NULL,"
@@ -140,38 +61,24 @@ static const struct { const char *table, *column, *type; } added_columns[] = {
 	{ "ss_checkpoint_dependency", "waiting", "INTEGER" },
 };
 
-static noreturn void
-db_fail(sqlite3 *db, const char *what)
-{
-	const char *path = sqlite3_db_filename(db, "main");
-
-	ss_statefile_die(db, path && *path ? path : "?", sqlite3_errcode(db), what);
-}
-
+/* The statefile helpers with the path they name: NULL, the file's full name as SQLite
+ * has it (the handles keep no path). */
 static void
 db_exec(sqlite3 *db, const char *sql, const char *what)
 {
-	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		db_fail(db, what);
+	ss_statefile_exec(db, NULL, sql, what);
 }
 
 static sqlite3_stmt *
 db_prep(sqlite3 *db, const char *sql)
 {
-	sqlite3_stmt *st;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		db_fail(db, "prepare");
-	return st;
+	return ss_statefile_prepare(db, NULL, sql, "prepare");
 }
 
-/* Run a statement that returns no rows, and reset it for the next use. */
 static void
 db_done(sqlite3_stmt *st)
 {
-	if (sqlite3_step(st) != SQLITE_DONE)
-		db_fail(sqlite3_db_handle(st), "write");
-	sqlite3_reset(st);
+	ss_statefile_done(st, NULL, "write");
 }
 
 /* IMMEDIATE: take the write lock up front. A read transaction that later wants to
@@ -187,34 +94,6 @@ static void
 db_commit(sqlite3 *db)
 {
 	db_exec(db, "COMMIT", "commit");
-}
-
-static void
-sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
-
-/* Switching a new file to WAL needs a moment alone with it; two processes starting on
- * the same new file take turns here. */
-static void
-db_wal(sqlite3 *db)
-{
-	int i, rc;
-
-	for (i = 0;; i++) {
-		rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
-		if (rc == SQLITE_OK)
-			return;
-		if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED)
-			db_fail(db, "journal_mode=WAL");
-		if (i == 50)
-			db_fail(db, "journal_mode=WAL");
-		sleep_ms(100);
-	}
 }
 
 static bool
@@ -255,10 +134,11 @@ db_open(const char *path, bool readonly)
 	ss_statefile_check(db, path, SS_STATE_CHECKPOINT);
 	if (readonly)
 		return db;
-	db_wal(db);
-	db_exec(db, "PRAGMA synchronous=NORMAL", "synchronous=NORMAL");
+	ss_statefile_wal(db, NULL);
 	db_begin(db);
 	db_exec(db, schema_sql, "create tables");
+	ss_seeks_create(db, NULL);
+	ss_offsets_create(db, NULL);
 	db_migrate(db);
 	ss_statefile_mark(db, path, SS_STATE_CHECKPOINT);
 	db_commit(db);
@@ -309,23 +189,28 @@ set(jv o, const char *k, jv v)
 	return jv_object_set(o, jv_string(k), v);
 }
 
+/* Append {"topic":..,"partition":..,"offset":..} to the array *arg. */
+static void
+offset_append(const char *topic, int32_t partition, int64_t offset, void *arg)
+{
+	jv *a = arg;
+	jv o = set(jv_object(), "topic", jv_string(topic));
+
+	o = set(o, "partition", jv_number(partition));
+	*a = jv_array_append(*a, set(o, "offset", jv_number(offset)));
+}
+
 /* [{"topic":..,"partition":..,"offset":..}] from a statement yielding those columns. */
 static jv
 offsets_jv(sqlite3 *db, const char *sql, const char *checkpoint)
 {
 	sqlite3_stmt *st = db_prep(db, sql);
 	jv a = jv_array();
-	int rc;
 
 	text_bind(st, 1, checkpoint);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		jv o = set(jv_object(), "topic",
-		    jv_string((const char *)sqlite3_column_text(st, 0)));
-		o = set(o, "partition", jv_number(sqlite3_column_int(st, 1)));
-		a = jv_array_append(a, set(o, "offset", jv_number(sqlite3_column_int64(st, 2))));
-	}
-	if (rc != SQLITE_DONE)
-		db_fail(db, "read offsets");
+	while (ss_statefile_step(st, NULL, "read offsets") == SQLITE_ROW)
+		offset_append((const char *)sqlite3_column_text(st, 0), sqlite3_column_int(st, 1),
+		    sqlite3_column_int64(st, 2), &a);
 	sqlite3_finalize(st);
 	return a;
 }
@@ -334,8 +219,6 @@ static const char sql_offsets_now[] = "SELECT topic, partition, offset FROM"
     " ss_checkpoint_offset WHERE checkpoint = ?1 ORDER BY topic, partition";
 static const char sql_offsets_saved[] = "SELECT topic, partition, saved FROM"
     " ss_checkpoint_offset WHERE checkpoint = ?1 AND saved IS NOT NULL ORDER BY topic, partition";
-static const char sql_seeks[] = "SELECT topic, partition, offset FROM"
-    " ss_seek_request WHERE checkpoint = ?1 ORDER BY topic, partition";
 
 /* ---- partitions, kept in memory between commits (checkpoint_parts.h) ---- */
 
@@ -374,7 +257,7 @@ part_bind(sqlite3_stmt *st, const struct ckpart *p, int state, int64_t mono, int
 /* The dirty partitions: ss_offsets for those with a record since the last write, and
  * their rows (rows): heartbeat's need a marker, pulse's an offset. */
 static void
-parts_write(struct ckparts *s, sqlite3_stmt *offsets, sqlite3_stmt *rows, bool need_marker)
+parts_write(struct ckparts *s, struct ss_offsets *offsets, sqlite3_stmt *rows, bool need_marker)
 {
 	int64_t mono, wall;
 	size_t i;
@@ -389,10 +272,8 @@ parts_write(struct ckparts *s, sqlite3_stmt *offsets, sqlite3_stmt *rows, bool n
 
 		if (!p->dirty)
 			continue;
-		if (p->moved) {
-			part_bind(offsets, p, state, mono, wall);
-			db_done(offsets);
-		}
+		if (p->moved)
+			ss_offsets_put(offsets, p->env.topic, p->env.partition, p->env.offset);
 		if (need_marker ? p->wm.maxt != SS_PARTWM_NONE : p->env.offset >= 0) {
 			part_bind(rows, p, state, mono, wall);
 			db_done(rows);
@@ -411,14 +292,12 @@ column_state(sqlite3_stmt *st, int col)
 	    sqlite3_column_int(st, col);
 }
 
-static const char sql_ss_offsets[] = "INSERT OR REPLACE INTO ss_offsets(topic, partition,"
-    " offset) VALUES(:topic, :partition, :offset)";
-
 /* ---- heartbeat ---- */
 
 struct ss_checkpoint_hb {
 	sqlite3 *db;
-	sqlite3_stmt *beat, *offsets, *parts, *waiting;
+	sqlite3_stmt *beat, *parts, *waiting;
+	struct ss_offsets offsets;
 	char *checkpoint, *dependency;
 	int64_t marker;
 	bool have, dirty;
@@ -468,7 +347,7 @@ hb_load(ss_checkpoint_hb *h)
 		p->written = column_state(st, 3);
 	}
 	if (rc != SQLITE_DONE)
-		db_fail(h->db, "read partitions");
+		ss_statefile_die(h->db, NULL, rc, "read partitions");
 	sqlite3_finalize(st);
 }
 
@@ -481,7 +360,7 @@ hb_prepare(ss_checkpoint_hb *h, int64_t idle)
 	    " max(coalesce(marker, excluded.marker), coalesce(excluded.marker, marker))");
 	h->waiting = db_prep(h->db, "UPDATE ss_checkpoint_dependency SET waiting = ?3"
 	    " WHERE checkpoint = ?1 AND name = ?2");
-	h->offsets = db_prep(h->db, sql_ss_offsets);
+	ss_offsets_init(&h->offsets, h->db, NULL);
 	/* a partition's marker never goes back either */
 	h->parts = db_prep(h->db, "INSERT INTO ss_checkpoint_dependency_partition(checkpoint,"
 	    " name, topic, partition, marker, seen, idle, state) VALUES(:checkpoint, :name,"
@@ -568,7 +447,7 @@ ss_checkpoint_hb_commit(ss_checkpoint_hb *h)
 		sqlite3_bind_int(h->waiting, 3, waiting);
 		db_done(h->waiting);
 	}
-	parts_write(&h->ps, h->offsets, h->parts, true);
+	parts_write(&h->ps, &h->offsets, h->parts, true);
 	db_commit(h->db);
 	h->dirty = false;
 	h->waiting_written = waiting;
@@ -580,7 +459,7 @@ ss_checkpoint_hb_close(ss_checkpoint_hb *h)
 	ss_checkpoint_hb_commit(h);
 	sqlite3_finalize(h->beat);
 	sqlite3_finalize(h->waiting);
-	sqlite3_finalize(h->offsets);
+	ss_offsets_free(&h->offsets);
 	sqlite3_finalize(h->parts);
 	sqlite3_close(h->db);
 	ckparts_free(&h->ps);
@@ -614,7 +493,8 @@ struct ss_checkpoint_pulse {
 	struct ckparts ps;
 	ss_checkpoint_event_fn *on_event;
 	void *arg;
-	sqlite3_stmt *st_marker, *st_since, *st_ckoff, *st_offsets, *st_heartbeats;
+	sqlite3_stmt *st_marker, *st_since, *st_ckoff, *st_heartbeats;
+	struct ss_offsets offsets;
 };
 
 /* A dependency that never sent a heartbeat counts from the first dependent record
@@ -708,7 +588,7 @@ deps_read(ss_checkpoint_pulse *p, bool load)
 			d->down = sqlite3_column_int(st, 3) != 0;
 	}
 	if (rc != SQLITE_DONE)
-		db_fail(p->db, "read heartbeats");
+		ss_statefile_die(p->db, NULL, rc, "read heartbeats");
 	sqlite3_reset(st);
 }
 
@@ -760,7 +640,7 @@ events_deliver(ss_checkpoint_pulse *p)
 		free(json);
 	}
 	if (rc != SQLITE_DONE)
-		db_fail(p->db, "read events");
+		ss_statefile_die(p->db, NULL, rc, "read events");
 	sqlite3_finalize(st);
 	sqlite3_finalize(del);
 }
@@ -847,12 +727,22 @@ episode_begin(ss_checkpoint_pulse *p)
 /* The offsets remembered at downtime become seek requests (the first offset to
  * re-read: the record that tripped the downtime went out with a stale join). */
 static void
+seeks_request(ss_checkpoint_pulse *p)
+{
+	sqlite3_stmt *st = db_prep(p->db, "SELECT topic, partition, saved FROM"
+	    " ss_checkpoint_offset WHERE checkpoint = ?1 AND saved IS NOT NULL");
+
+	text_bind(st, 1, p->checkpoint);
+	while (ss_statefile_step(st, NULL, "read offsets") == SQLITE_ROW)
+		ss_seeks_put(p->db, NULL, p->checkpoint, (const char *)sqlite3_column_text(st, 0),
+		    sqlite3_column_int(st, 1), sqlite3_column_int64(st, 2));
+	sqlite3_finalize(st);
+}
+
+static void
 episode_end(ss_checkpoint_pulse *p)
 {
 	static const char *const sql[] = {
-		"INSERT OR REPLACE INTO ss_seek_request(checkpoint, topic, partition, offset)"
-		" SELECT checkpoint, topic, partition, saved FROM ss_checkpoint_offset"
-		" WHERE checkpoint = ?1 AND saved IS NOT NULL",
 		"UPDATE ss_checkpoint_offset SET saved = NULL WHERE checkpoint = ?1",
 		"UPDATE ss_checkpoint_dependency SET down = 0 WHERE checkpoint = ?1",
 		"UPDATE ss_checkpoint SET down_marker = NULL, episode_end = ?2 WHERE name = ?1",
@@ -868,6 +758,7 @@ episode_end(ss_checkpoint_pulse *p)
 
 	db_begin(p->db);
 	event_add(p, "recovery", NULL, recovery_jv(p, now));
+	seeks_request(p);
 	for (i = 0; i < sizeof sql / sizeof *sql; i++) {
 		sqlite3_stmt *st = db_prep(p->db, sql[i]);
 
@@ -907,7 +798,7 @@ parts_load(ss_checkpoint_pulse *p)
 		p->have_top = true;
 	}
 	if (rc != SQLITE_DONE)
-		db_fail(p->db, "read partitions");
+		ss_statefile_die(p->db, NULL, rc, "read partitions");
 	sqlite3_finalize(st);
 	if (p->ps.n > 0)
 		p->have_marker = ckparts_low(&p->ps, ckparts_now(), p->have_top ? &p->top : NULL,
@@ -1006,7 +897,7 @@ ss_checkpoint_pulse_open(const char *db_path, const char *checkpoint,
 	    " partition) DO UPDATE SET offset = excluded.offset, marker = coalesce("
 	    "excluded.marker, marker), seen = excluded.seen, idle = excluded.idle,"
 	    " state = excluded.state");
-	p->st_offsets = db_prep(p->db, sql_ss_offsets);
+	ss_offsets_init(&p->offsets, p->db, NULL);
 	p->st_heartbeats = db_prep(p->db, sql_dep_heartbeat);
 	text_bind(p->st_marker, 1, p->checkpoint);
 	text_bind(p->st_since, 1, p->checkpoint);
@@ -1138,7 +1029,7 @@ ss_checkpoint_pulse_commit(ss_checkpoint_pulse *p)
 		db_done(p->st_since);
 		d->since_dirty = false;
 	}
-	parts_write(&p->ps, p->st_offsets, p->st_ckoff, false);
+	parts_write(&p->ps, &p->offsets, p->st_ckoff, false);
 	if (starting)
 		episode_begin(p);
 	deps_read(p, false);
@@ -1182,7 +1073,7 @@ ss_checkpoint_pulse_close(ss_checkpoint_pulse *p)
 	sqlite3_finalize(p->st_marker);
 	sqlite3_finalize(p->st_since);
 	sqlite3_finalize(p->st_ckoff);
-	sqlite3_finalize(p->st_offsets);
+	ss_offsets_free(&p->offsets);
 	sqlite3_finalize(p->st_heartbeats);
 	sqlite3_close(p->db);
 	for (i = 0; i < p->ndeps; i++)
@@ -1230,7 +1121,7 @@ parts_jv(sqlite3 *db, const char *sql, const char *checkpoint, const char *depen
 		a = jv_array_append(a, set(o, "state", part_state_jv(st, 5)));
 	}
 	if (rc != SQLITE_DONE)
-		db_fail(db, "read partitions");
+		ss_statefile_die(db, NULL, rc, "read partitions");
 	sqlite3_finalize(st);
 	return a;
 }
@@ -1319,7 +1210,7 @@ status_jv(const struct status_ctx *c, const char *checkpoint)
 {
 	sqlite3_stmt *ck = db_prep(c->db, "SELECT marker, down_marker, episode_start,"
 	    " episode_end FROM ss_checkpoint WHERE name = ?1");
-	jv s = set(jv_object(), "checkpoint", jv_string(checkpoint));
+	jv s = set(jv_object(), "checkpoint", jv_string(checkpoint)), seeks;
 	bool row;
 
 	text_bind(ck, 1, checkpoint);
@@ -1333,7 +1224,9 @@ status_jv(const struct status_ctx *c, const char *checkpoint)
 	s = set(s, "down_marker", row ? column_time_jv(ck, 1) : jv_null());
 	s = set(s, "episode_start", row ? column_time_jv(ck, 2) : jv_null());
 	s = set(s, "episode_end", row ? column_time_jv(ck, 3) : jv_null());
-	s = set(s, "seek_pending", offsets_jv(c->db, sql_seeks, checkpoint));
+	seeks = jv_array();
+	ss_seeks_each(c->db, NULL, checkpoint, offset_append, &seeks);
+	s = set(s, "seek_pending", seeks);
 	sqlite3_finalize(ck);
 	return s;
 }

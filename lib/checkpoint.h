@@ -35,12 +35,12 @@
  * it. Without a writer that tells: over the partitions heard from within --idle. The
  * max event time when none holds it (no envelopes, all ended, all idle). Unlike a
  * partition's, it may go back, when a slow partition speaks again.
- *   ss_seek_request(checkpoint, topic, partition, offset): see ss_checkpoint_take_seeks.
- *   ss_offsets(topic, partition, offset): last applied offsets (CONVENTIONS.md).
+ *   ss_seek_request: the seek requests pulse writes at a recovery (lib/seeks.h).
+ *   ss_offsets: the applied offsets of the records heartbeat and pulse read (lib/offsets.h).
  *
  * Handles own their sqlite3 connection. Event JSON passed to callbacks is borrowed
- * (valid during the call). Every function exits 75 when the database stays busy or
- * cannot be opened, 1 on any other database error. */
+ * (valid during the call). A database error exits through lib/statefile.h: 75 when the
+ * database stays busy or cannot be opened for now, 1 otherwise. */
 #ifndef SS_CHECKPOINT_H
 #define SS_CHECKPOINT_H
 #include <stdbool.h>
@@ -49,13 +49,6 @@
 
 #include "envelope.h"
 #include "feed.h"
-
-/* Take the pending seek requests of a checkpoint: calls cb for each (offset = the first
- * offset to re-read) and deletes them, in one transaction, so a request is acted on at
- * least once. Returns the count, 0 when the file or the table does not exist yet, -1
- * when the database is busy (try again later). Cheap enough to call every ~200 ms. */
-int ss_checkpoint_take_seeks(const char *db_path, const char *checkpoint,
-    void (*cb)(const char *topic, int32_t partition, int64_t offset, void *arg), void *arg);
 
 /* A stream's partitions: idle: ns of wall clock after which a silent partition (heard
  * from, or caught up) stops holding the stream's marker back; expect: without a writer

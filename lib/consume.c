@@ -29,12 +29,12 @@
 #include <unistd.h>
 
 #include "avro.h"
-#include "checkpoint.h"
 #include "consume.h"
 #include "diag.h"
 #include "wfile.h"
 #include "feed.h"
 #include "outq.h"
+#include "seeks.h"
 #include "sstime.h"
 #include "store.h"
 
@@ -859,7 +859,7 @@ apply_seeks(struct consumer *c)
 {
 	struct seeks s = {0};
 
-	(void)ss_checkpoint_take_seeks(c->o->checkpoint_db, c->o->checkpoint_name, collect_seek, &s);
+	(void)ss_seeks_take(c->o->checkpoint_db, c->o->checkpoint_name, collect_seek, &s);
 	for (size_t i = 0; i < s.n; i++) {
 		seek_to(c, s.v[i].topic, s.v[i].partition, s.v[i].offset);
 		free(s.v[i].topic);

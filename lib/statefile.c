@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -53,11 +54,24 @@ ss_statefile_exit_code(int rc, int sys_errno)
 	}
 }
 
+static const sqlite3 *failed; /* the connection ss_statefile_die exits for */
+
+bool
+ss_statefile_failed(const sqlite3 *db)
+{
+	return db != NULL && db == failed;
+}
+
 _Noreturn void
 ss_statefile_die(sqlite3 *db, const char *path, int rc, const char *what)
 {
 	int err = db != NULL ? sqlite3_system_errno(db) : 0;
 
+	if (path == NULL) {
+		path = db != NULL ? sqlite3_db_filename(db, "main") : NULL;
+		path = path != NULL && *path != '\0' ? path : "?";
+	}
+	failed = db;
 	ss_diag_die(ss_statefile_exit_code(rc, err), "%s: %s: %s%s%s%s", path, what,
 		    db != NULL ? sqlite3_errmsg(db) : sqlite3_errstr(rc), err ? " (" : "",
 		    err ? strerror(err) : "", err ? ")" : "");
@@ -206,15 +220,11 @@ ss_statefile_open(const char *path, bool readonly)
 static int
 pragma_int(sqlite3 *db, const char *path, const char *sql)
 {
-	sqlite3_stmt *st;
-	int rc, v = 0;
+	sqlite3_stmt *st = ss_statefile_prepare(db, path, sql, sql);
+	int v = 0;
 
-	if ((rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL)) != SQLITE_OK)
-		ss_statefile_die(db, path, rc, sql);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+	if (ss_statefile_step(st, path, sql) == SQLITE_ROW)
 		v = sqlite3_column_int(st, 0);
-	else
-		ss_statefile_die(db, path, rc, sql);
 	sqlite3_finalize(st);
 	return v;
 }
@@ -224,12 +234,10 @@ pragma_int(sqlite3 *db, const char *path, const char *sql)
 static int
 kind_from_tables(sqlite3 *db, const char *path, char **other)
 {
-	sqlite3_stmt *st;
-	int rc, kind = KIND_NONE;
+	sqlite3_stmt *st = ss_statefile_prepare(db, path, "SELECT name FROM sqlite_master"
+						" WHERE type = 'table'", "read tables");
+	int kind = KIND_NONE;
 
-	if ((rc = sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table'",
-				     -1, &st, NULL)) != SQLITE_OK)
-		ss_statefile_die(db, path, rc, "read tables");
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *t = (const char *)sqlite3_column_text(st, 0);
 		int k = strncmp(t, "ss_checkpoint", 13) == 0 || strcmp(t, "ss_seek_request") == 0 ?
@@ -293,7 +301,6 @@ void
 ss_statefile_mark_version(sqlite3 *db, const char *path, enum ss_state_kind kind, int version)
 {
 	char sql[128];
-	int rc;
 
 	if (kind == SS_STATE_ANY || *path == '\0' ||
 	    (pragma_int(db, path, "PRAGMA application_id") == kinds[kind].id &&
@@ -301,6 +308,70 @@ ss_statefile_mark_version(sqlite3 *db, const char *path, enum ss_state_kind kind
 		return;
 	snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d;",
 		 kinds[kind].id, version);
-	if ((rc = sqlite3_exec(db, sql, NULL, NULL, NULL)) != SQLITE_OK)
-		ss_statefile_die(db, path, rc, "mark the kind of state");
+	ss_statefile_exec(db, path, sql, "mark the kind of state");
+}
+
+/* ---- statements ---- */
+
+void
+ss_statefile_exec(sqlite3 *db, const char *path, const char *sql, const char *what)
+{
+	int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+
+	if (rc != SQLITE_OK)
+		ss_statefile_die(db, path, rc, what);
+}
+
+sqlite3_stmt *
+ss_statefile_prepare(sqlite3 *db, const char *path, const char *sql, const char *what)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		ss_statefile_die(db, path, rc, what);
+	return st;
+}
+
+int
+ss_statefile_step(sqlite3_stmt *st, const char *path, const char *what)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ss_statefile_die(sqlite3_db_handle(st), path, rc, what);
+	return rc;
+}
+
+void
+ss_statefile_done(sqlite3_stmt *st, const char *path, const char *what)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc != SQLITE_DONE)
+		ss_statefile_die(sqlite3_db_handle(st), path, rc, what);
+	sqlite3_reset(st);
+}
+
+static void
+sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+void
+ss_statefile_wal(sqlite3 *db, const char *path)
+{
+	for (int i = 0;; i++) {
+		int rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+		if (rc == SQLITE_OK)
+			break;
+		if (!busy(rc) || i == 50)
+			ss_statefile_die(db, path, rc, "journal_mode=WAL");
+		sleep_ms(100);
+	}
+	ss_statefile_exec(db, path, "PRAGMA synchronous=NORMAL", "synchronous=NORMAL");
 }

@@ -1,7 +1,5 @@
 #include "store.h"
 
-#include <errno.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,17 +8,16 @@
 #include "diag.h"
 #include "envelope.h"
 #include "keyenc.h"
+#include "offsets.h"
 #include "sstime.h"
 #include "statefile.h"
 
-enum stmt { ST_PUT, ST_GET, ST_DEL, ST_OFF_GET, ST_OFF_SET, ST_COUNT, ST__N };
+enum stmt { ST_PUT, ST_GET, ST_DEL, ST_COUNT, ST__N };
 
 static const char *const stmt_sql[ST__N] = {
 	[ST_PUT] = "INSERT OR REPLACE INTO ss_kv(k, key, value, t) VALUES (?1, ?2, ?3, ?4)",
 	[ST_GET] = "SELECT value FROM ss_kv WHERE k = ?1",
 	[ST_DEL] = "DELETE FROM ss_kv WHERE k = ?1",
-	[ST_OFF_GET] = "SELECT offset FROM ss_offsets WHERE topic = ?1 AND partition = ?2",
-	[ST_OFF_SET] = "INSERT OR REPLACE INTO ss_offsets(topic, partition, offset) VALUES (?1, ?2, ?3)",
 	[ST_COUNT] = "SELECT count(*) FROM ss_kv",
 };
 
@@ -33,10 +30,7 @@ static const char schema_kv[] =
 	"CREATE TABLE ss_kv(k BLOB NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, t INTEGER);"
 	"CREATE UNIQUE INDEX ss_kv_k ON ss_kv(k);";
 
-static const char schema_rest[] =
-	"CREATE INDEX IF NOT EXISTS ss_kv_t ON ss_kv(t) WHERE t IS NOT NULL;"
-	"CREATE TABLE IF NOT EXISTS ss_offsets(topic TEXT NOT NULL, partition INTEGER NOT NULL,"
-	" offset INTEGER NOT NULL, PRIMARY KEY(topic, partition)) WITHOUT ROWID;";
+static const char schema_t[] = "CREATE INDEX IF NOT EXISTS ss_kv_t ON ss_kv(t) WHERE t IS NOT NULL";
 
 /* A put held back until the batch commits (ss_store_defer_puts): its enc, key text and
  * value lie in the arena at off, one after another. */
@@ -56,6 +50,7 @@ struct ss_store {
 	int pending; /* writes in the open transaction */
 	sqlite3_stmt *st[ST__N];
 	ss_buf kbuf;
+	struct ss_offsets offsets;
 	struct applied *applied; /* memory of ss_offsets for the partitions seen */
 	size_t napplied;
 	bool defer;              /* hold puts back to apply them in key order at commit */
@@ -71,38 +66,17 @@ struct applied {
 	bool dirty; /* newer than ss_offsets: written at commit, inside the transaction */
 };
 
-/* Map a SQLite failure to the exit table: busy or unreachable is temporary (75). */
-static void
-die_sqlite(ss_store *s, int rc, const char *what)
-{
-	int err = s->db ? sqlite3_system_errno(s->db) : 0;
-	int code = ss_statefile_exit_code(rc, err);
-	/* SQLite may have rolled the batch back (SQLITE_FULL, IOERR ...): the exit handlers
-	 * must not commit what is left of it, above all not its offsets alone, in autocommit,
-	 * which would mark the lost records applied. Closing without commit rolls back. */
-	s->in_txn = false;
-	s->ndeferred = 0;
-	ss_diag_die(code, "%s: %s: %s%s%s%s", s->path, what, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc),
-		    err ? " (" : "", err ? strerror(err) : "", err ? ")" : "");
-}
-
 static void
 exec_sql(ss_store *s, const char *sql)
 {
-	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
-
-	if (rc != SQLITE_OK)
-		die_sqlite(s, rc, sql);
+	ss_statefile_exec(s->db, s->path, sql, sql);
 }
 
 static sqlite3_stmt *
 stmt(ss_store *s, enum stmt which)
 {
-	if (s->st[which] == NULL) {
-		int rc = sqlite3_prepare_v2(s->db, stmt_sql[which], -1, &s->st[which], NULL);
-		if (rc != SQLITE_OK)
-			die_sqlite(s, rc, "prepare");
-	}
+	if (s->st[which] == NULL)
+		s->st[which] = ss_statefile_prepare(s->db, s->path, stmt_sql[which], "prepare");
 	sqlite3_reset(s->st[which]);
 	return s->st[which];
 }
@@ -110,18 +84,14 @@ stmt(ss_store *s, enum stmt which)
 static bool
 has_object(ss_store *s, const char *type, const char *name)
 {
-	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, "SELECT 1 FROM sqlite_master WHERE type = ?1 AND name = ?2",
-				    -1, &st, NULL);
+	sqlite3_stmt *st = ss_statefile_prepare(s->db, s->path, "SELECT 1 FROM sqlite_master"
+						" WHERE type = ?1 AND name = ?2", "read schema");
+	int rc;
 
-	if (rc != SQLITE_OK)
-		die_sqlite(s, rc, "read schema");
 	sqlite3_bind_text(st, 1, type, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
+	rc = ss_statefile_step(st, s->path, "read schema");
 	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		die_sqlite(s, rc, "read schema");
 	return rc == SQLITE_ROW;
 }
 
@@ -137,7 +107,8 @@ create_schema(ss_store *s)
 			exec_sql(s, schema_kv);
 		exec_sql(s, "COMMIT");
 	}
-	exec_sql(s, schema_rest);
+	exec_sql(s, schema_t);
+	ss_offsets_create(s->db, s->path);
 	return has_object(s, "index", "ss_kv_k");
 }
 
@@ -151,9 +122,11 @@ ss_store_open(const char *path, int flags, enum ss_state_kind kind)
 	s->path = ss_xstrdup(path);
 	s->readonly = flags & SS_STORE_READONLY;
 	s->db = ss_statefile_open(path, s->readonly);
+	ss_offsets_init(&s->offsets, s->db, s->path);
 	ss_statefile_check(s->db, path, kind);
 	if (!s->readonly) {
-		exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;");
+		ss_statefile_wal(s->db, s->path);
+		exec_sql(s, "PRAGMA cache_size=-16384");
 		bool rowid = create_schema(s);
 		if (kind == SS_STATE_CACHE)
 			ss_statefile_mark_version(s->db, path, kind, rowid ? 2 : 1);
@@ -171,6 +144,7 @@ ss_store_close(ss_store *s)
 	ss_store_commit(s);
 	for (int i = 0; i < ST__N; i++)
 		sqlite3_finalize(s->st[i]);
+	ss_offsets_free(&s->offsets);
 	int rc = sqlite3_close(s->db);
 	if (rc != SQLITE_OK)
 		ss_diag_warn("%s: close: %s", s->path, sqlite3_errstr(rc));
@@ -219,6 +193,16 @@ ss_store_commit(ss_store *s)
 {
 	if (!s->in_txn)
 		return;
+	/* After a SQLite failure on the connection (ours, or a module's writing its own
+	 * tables) SQLite may have rolled the batch back (SQLITE_FULL, IOERR ...): the exit
+	 * handlers must not commit what is left of it, above all not its offsets alone, in
+	 * autocommit, which would mark the lost records applied. Closing without commit
+	 * rolls back. */
+	if (ss_statefile_failed(s->db)) {
+		s->in_txn = false;
+		s->ndeferred = 0;
+		return;
+	}
 	apply_deferred(s);
 	write_dirty_offsets(s);
 	exec_sql(s, "COMMIT");
@@ -237,16 +221,6 @@ void
 ss_store_idle(void *s)
 {
 	ss_store_commit(s);
-}
-
-static void
-step_done(ss_store *s, sqlite3_stmt *st, const char *what)
-{
-	int rc = sqlite3_step(st);
-
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		die_sqlite(s, rc, what);
-	sqlite3_reset(st);
 }
 
 /* The event time of a key for retention, or false. */
@@ -280,7 +254,7 @@ put(ss_store *s, const char *enc, size_t enclen, const char *key_json, size_t kl
 		sqlite3_bind_int64(st, 4, *t);
 	else
 		sqlite3_bind_null(st, 4);
-	step_done(s, st, "put");
+	ss_statefile_done(st, s->path, "put");
 	s->pending++;
 }
 
@@ -428,12 +402,9 @@ ss_store_get(ss_store *s, jv key)
 {
 	sqlite3_stmt *st = bind_key(s, ST_GET, key);
 	char *out = NULL;
-	int rc = sqlite3_step(st);
 
-	if (rc == SQLITE_ROW)
+	if (ss_statefile_step(st, s->path, "get") == SQLITE_ROW)
 		out = ss_xstrdup((const char *)sqlite3_column_text(st, 0));
-	else if (rc != SQLITE_DONE)
-		die_sqlite(s, rc, "get");
 	sqlite3_reset(st);
 	return out;
 }
@@ -443,30 +414,22 @@ ss_store_del(ss_store *s, jv key)
 {
 	begin(s);
 	sqlite3_stmt *st = bind_key(s, ST_DEL, key);
-	step_done(s, st, "del");
+	ss_statefile_done(st, s->path, "del");
 	s->pending++;
 	return sqlite3_changes(s->db) > 0;
-}
-
-static int64_t
-query_int(ss_store *s, sqlite3_stmt *st, int64_t none)
-{
-	int64_t v = none;
-	int rc = sqlite3_step(st);
-
-	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-		v = sqlite3_column_int64(st, 0);
-	else if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		die_sqlite(s, rc, "query");
-	sqlite3_reset(st);
-	return v;
 }
 
 int64_t
 ss_store_count(ss_store *s)
 {
 	apply_deferred(s);
-	return query_int(s, stmt(s, ST_COUNT), 0);
+	sqlite3_stmt *st = stmt(s, ST_COUNT);
+	int64_t n = 0;
+
+	if (ss_statefile_step(st, s->path, "query") == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return n;
 }
 
 /* ---- scans ---- */
@@ -519,9 +482,7 @@ ss_store_scan(ss_store *s, jv from, jv to, jv prefix, bool backwards)
 		ss_buf_adds(&sql, has_pfx_end ? " AND k >= ?3 AND k < ?4" : " AND k >= ?3");
 	}
 	ss_buf_adds(&sql, backwards ? " ORDER BY k DESC" : " ORDER BY k");
-	int rc = sqlite3_prepare_v2(s->db, ss_buf_cstr(&sql), -1, &c->st, NULL);
-	if (rc != SQLITE_OK)
-		die_sqlite(s, rc, "scan");
+	c->st = ss_statefile_prepare(s->db, s->path, ss_buf_cstr(&sql), "scan");
 	sqlite3_bind_blob(c->st, 1, from_enc.data, (int)from_enc.len, SQLITE_TRANSIENT);
 	sqlite3_bind_blob(c->st, 2, to_enc.data, (int)to_enc.len, SQLITE_TRANSIENT);
 	sqlite3_bind_blob(c->st, 3, pfx.data, (int)pfx.len, SQLITE_TRANSIENT);
@@ -538,12 +499,8 @@ ss_store_scan(ss_store *s, jv from, jv to, jv prefix, bool backwards)
 int
 ss_cursor_next(ss_cursor *c, const char **key, const char **value)
 {
-	int rc = sqlite3_step(c->st);
-
-	if (rc == SQLITE_DONE)
+	if (ss_statefile_step(c->st, c->store->path, "scan") == SQLITE_DONE)
 		return 0;
-	if (rc != SQLITE_ROW)
-		die_sqlite(c->store, rc, "scan");
 	*key = (const char *)sqlite3_column_text(c->st, 0);
 	*value = (const char *)sqlite3_column_text(c->st, 1);
 	return 1;
@@ -570,18 +527,13 @@ ss_cursor_free(ss_cursor *c)
 static int64_t
 exec_changes(ss_store *s, const char *sql, int64_t arg)
 {
-	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	sqlite3_stmt *st = ss_statefile_prepare(s->db, s->path, sql, "retain");
 
-	if (rc != SQLITE_OK)
-		die_sqlite(s, rc, "retain");
 	begin(s);
 	apply_deferred(s);
 	sqlite3_bind_int64(st, 1, arg);
-	rc = sqlite3_step(st);
+	ss_statefile_done(st, s->path, "retain");
 	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		die_sqlite(s, rc, "retain");
 	return sqlite3_changes(s->db);
 }
 
@@ -617,13 +569,7 @@ ss_store_offset_get(ss_store *s, const char *topic, int32_t partition)
 {
 	struct applied *a = applied_find(s, topic, partition);
 
-	if (a)
-		return a->offset;
-	sqlite3_stmt *st = stmt(s, ST_OFF_GET);
-
-	sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 2, partition);
-	return query_int(s, st, -1);
+	return a ? a->offset : ss_offsets_get(&s->offsets, topic, partition);
 }
 
 static struct applied *
@@ -676,11 +622,7 @@ write_dirty_offsets(ss_store *s)
 		struct applied *a = &s->applied[i];
 		if (!a->dirty)
 			continue;
-		sqlite3_stmt *st = stmt(s, ST_OFF_SET);
-		sqlite3_bind_text(st, 1, a->topic, -1, SQLITE_STATIC);
-		sqlite3_bind_int(st, 2, a->partition);
-		sqlite3_bind_int64(st, 3, a->offset);
-		step_done(s, st, "offset");
+		ss_offsets_put(&s->offsets, a->topic, a->partition, a->offset);
 		a->dirty = false;
 	}
 }
@@ -688,18 +630,5 @@ write_dirty_offsets(ss_store *s)
 void
 ss_store_offsets_each(ss_store *s, void (*cb)(const char *, int32_t, int64_t, void *), void *arg)
 {
-	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, "SELECT topic, partition, offset FROM ss_offsets ORDER BY topic, partition",
-				    -1, &st, NULL);
-
-	/* a state file that another process has only begun to create: nothing applied yet */
-	if (rc != SQLITE_OK && s->readonly && strstr(sqlite3_errmsg(s->db), "no such table"))
-		return;
-	if (rc != SQLITE_OK)
-		die_sqlite(s, rc, "offsets");
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		cb((const char *)sqlite3_column_text(st, 0), sqlite3_column_int(st, 1), sqlite3_column_int64(st, 2), arg);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		die_sqlite(s, rc, "offsets");
+	ss_offsets_each(s->db, s->path, cb, arg);
 }

@@ -1,7 +1,8 @@
 /* store: an ordered key/value store in a SQLite file (WAL: one writer, many readers).
  * Keys are any JSON value, ordered as jq sorts them (keyenc); values are JSON text.
  * Writes are batched into transactions that also carry the applied input offsets
- * (topic, partition -> offset), which makes replay idempotent and crash-safe at once.
+ * (topic, partition -> offset, the table of lib/offsets.h), which makes replay
+ * idempotent and crash-safe at once. SQLite failures exit through lib/statefile.h.
  * A store handle owns its sqlite3 connection; cursors and returned strings are owned by
  * the caller as stated per function. Other modules may add tables to the same file
  * through ss_store_db(). */
