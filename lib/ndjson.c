@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include "diag.h"
 #include "wfile.h"
 #include "jscan.h"
+#include "proc.h"
 #include "sstime.h"
 
 /* ---- --on-error ---- */
@@ -331,7 +331,7 @@ ss_writer_new(int fd, const char *name)
 
 	/* A closed pipe is reported as EPIPE and ends the tool quietly in flush(), after
 	 * atexit handlers have committed state; the default SIGPIPE would skip them. */
-	signal(SIGPIPE, SIG_IGN);
+	ss_proc_ignore_pipe();
 	w->fd = fd;
 	w->name = ss_xstrdup(name);
 	w->len = 0;
@@ -354,7 +354,7 @@ write_all(ss_writer *w, const char *p, size_t n)
 				continue;
 			}
 			if (errno == EPIPE)
-				exit(128 + SIGPIPE);
+				ss_diag_exit(SS_EXIT_PIPE);
 			ss_diag_die(SS_EXIT_DATA, "%s: write: %s", w->name, strerror(errno));
 		}
 		p += k;

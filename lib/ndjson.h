@@ -55,7 +55,7 @@ bool ss_ndjson_blank(const char *line, size_t len);
 
 typedef struct ss_writer ss_writer;
 /* Buffered writer on fd (not closed). Writes are checked: EPIPE ends the process quietly
- * (status 141 like SIGPIPE would), other errors exit 1 with a message. */
+ * (SS_EXIT_PIPE, 141, as SIGPIPE would), other errors exit 1 with a message. */
 ss_writer *ss_writer_new(int fd, const char *name);
 void ss_writer_write(ss_writer *w, const char *buf, size_t len);
 /* Flush now unless n more bytes fit: a line written in pieces after it goes out whole. */
