@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "diag.h"
 #include "help.h"
+#include "proc.h"
 #include "progress.h"
 #include "envelope.h"
 #include "expr.h"
@@ -324,8 +325,8 @@ put_record(struct put *p, const char *line, size_t len)
 		commit(p);
 }
 
-/* Every record of stdin into the store; the live line counts them and, for a regular
- * file, the bytes read of its size. */
+/* Every record of stdin into the store, or those before SIGINT or SIGTERM; the live
+ * line counts them and, for a regular file, the bytes read of its size. */
 static void
 read_all(struct put *p, ss_progress *progress)
 {
@@ -333,7 +334,7 @@ read_all(struct put *p, ss_progress *progress)
 	const char *line;
 	size_t len;
 
-	while (ss_reader_next(p->in, &line, &len)) {
+	while (!ss_proc_signal() && ss_reader_next(p->in, &line, &len) == 1) {
 		if (!ss_ndjson_blank(line, len))
 			put_record(p, line, len);
 		ss_progress_update(progress, ++nrecords, (int64_t)(ss_reader_offset(p->in) + len), size);
@@ -405,6 +406,7 @@ cmd_put(struct state *state, int argc, char **argv)
 		p->out = ss_writer_new(1, "<stdout>");
 	ss_reader_set_idle(p->in, idle, p);
 	atexit(finish);
+	ss_proc_catch(); /* a signal stops at a record: what came before is committed */
 
 	read_all(p, ss_progress_new(progress, p->tee ? 1 : -1));
 	finish();
@@ -415,7 +417,7 @@ cmd_put(struct state *state, int argc, char **argv)
 	ss_buf_free(&p->keyenc);
 	ss_buf_free(&p->keytext);
 	ss_buf_free(&p->valtext);
-	return SS_EXIT_OK;
+	return ss_proc_status(SS_EXIT_OK);
 }
 
 /* ---- get, del ---- */

@@ -20,6 +20,7 @@
 #include "expr.h"
 #include "feed.h"
 #include "ndjson.h"
+#include "proc.h"
 #include "sstime.h"
 
 static const char usage[] =
@@ -284,10 +285,12 @@ flow_scan(struct flow *f)
 }
 
 /* Before the state file is opened: a bad expression leaves no file behind. Our reader
- * hears of us before our first record. */
+ * hears of us before our first record. SIGINT and SIGTERM stop the flow between
+ * records (flow_stopped). */
 static void
 flow_init(struct flow *f, const char *ts, enum ss_tsunit unit)
 {
+	ss_proc_catch();
 	f->ts = ss_expr_compile(ts, "--ts");
 	f->unit = unit;
 	flow_scan(f);
@@ -316,15 +319,24 @@ flow_last(struct flow *f)
 	flow_parts(f, true, true);
 }
 
+/* A signal came: the records passed so far are committed, no more are read. */
+static bool
+flow_stopped(void)
+{
+	return ss_proc_signal() != 0;
+}
+
 /* Commit, and tell our reader how the input ended: as its writer did (a writer that
- * failed, that failure), or finished when nothing says. */
+ * failed, that failure), or finished when nothing says; after a signal, 128+N. */
 static void
 flow_end(struct flow *f)
 {
 	int status = 0;
 
 	flow_commit(f);
-	if (ss_feed_state(f->feed, &status) == SS_FEED_FAILED) {
+	if (flow_stopped()) {
+		status = ss_proc_status(0);
+	} else if (ss_feed_state(f->feed, &status) == SS_FEED_FAILED) {
 		if (status == 0)
 			ss_diag_warn("%s: its writer was killed before it finished", ss_reader_name(f->in));
 		else
@@ -336,7 +348,7 @@ flow_end(struct flow *f)
 	ss_diag_on_die(NULL);
 	ss_feed_end(relay, status);
 	relay = NULL;
-	ss_feed_close(f->feed, true);
+	ss_feed_close(f->feed, !flow_stopped()); /* read to its end unless stopped */
 	f->feed = NULL;
 }
 
@@ -433,7 +445,7 @@ cmd_heartbeat(const char *db, int argc, char **argv)
 	flow_init(&f, ts, unit);
 	hb = ss_checkpoint_hb_open(db, argv[optind], argv[optind + 1], &parts);
 	flow_start(&f, hb_commit, hb);
-	while ((rc = flow_next(&f, &line, &len, &t)) != 0) {
+	while (!flow_stopped() && (rc = flow_next(&f, &line, &len, &t)) != 0) {
 		if (rc < 0)
 			continue;
 		bool has_env = ss_envelope_get(line, len, &env);
@@ -442,11 +454,12 @@ cmd_heartbeat(const char *db, int argc, char **argv)
 		ss_checkpoint_hb_beat(hb, t, has_env ? &env : NULL);
 		flow_maybe_commit(&f);
 	}
-	flow_last(&f);
+	if (!flow_stopped())
+		flow_last(&f);
 	flow_end(&f);
 	ss_checkpoint_hb_close(hb);
 	flow_free(&f);
-	return SS_EXIT_OK;
+	return ss_proc_status(SS_EXIT_OK);
 }
 
 /* ---- pulse ---- */
@@ -573,7 +586,7 @@ pulse_options(int argc, char **argv, struct pulse_opts *o, struct pulse *pl, str
 static void
 pulse_wait(struct flow *f, ss_checkpoint_pulse *p)
 {
-	while (ss_checkpoint_pulse_paused(p) && !ss_checkpoint_pulse_poll(p)) {
+	while (!flow_stopped() && ss_checkpoint_pulse_paused(p) && !ss_checkpoint_pulse_poll(p)) {
 		flow_parts(f, false, false);
 		sleep_ms(POLL_MS);
 	}
@@ -590,7 +603,7 @@ pulse_run(struct flow *f, ss_checkpoint_pulse *p)
 
 	for (;;) {
 		pulse_wait(f, p);
-		if ((rc = flow_next(f, &line, &len, &t)) == 0)
+		if (flow_stopped() || (rc = flow_next(f, &line, &len, &t)) == 0)
 			break;
 		if (rc < 0)
 			continue;
@@ -602,6 +615,8 @@ pulse_run(struct flow *f, ss_checkpoint_pulse *p)
 		else
 			flow_maybe_commit(f);
 	}
+	if (flow_stopped())
+		return;
 	/* all the input's writer says at its end: every partition ended, when it finished,
 	 * so the stream is as far as its last record; a downtime then pauses as any other */
 	flow_last(f);
@@ -641,7 +656,7 @@ cmd_pulse(const char *db, int argc, char **argv)
 	for (i = 0; i < o.ndeps; i++)
 		free((char *)o.deps[i].name);
 	free(o.deps);
-	return SS_EXIT_OK;
+	return ss_proc_status(SS_EXIT_OK);
 }
 
 /* ---- status ---- */

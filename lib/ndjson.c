@@ -221,7 +221,8 @@ make_room(ss_reader *r)
 	}
 }
 
-/* One read(2); returns bytes read, 0 at end of input. */
+/* One read(2); returns bytes read, 0 at end of input, -1 when it would block or a
+ * signal caught (lib/proc.h) cut it short. */
 static ssize_t
 fill(ss_reader *r)
 {
@@ -234,9 +235,9 @@ fill(ss_reader *r)
 				r->eof = true;
 			return n;
 		}
-		if (errno == EINTR)
+		if (errno == EINTR && !ss_proc_signal())
 			continue;
-		if (errno == EAGAIN)
+		if (errno == EINTR || errno == EAGAIN)
 			return -1;
 		ss_diag_die(SS_EXIT_DATA, "%s: read: %s", r->name, strerror(errno));
 	}
@@ -260,7 +261,8 @@ ss_reader_next(ss_reader *r, const char **line, size_t *len)
 			return 0;
 		if (r->idle && !readable_now(r->fd))
 			r->idle(r->idle_arg);
-		fill(r);
+		if (fill(r) < 0 && ss_proc_signal())
+			return -1;
 	}
 }
 

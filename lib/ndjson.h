@@ -34,7 +34,8 @@ void ss_reader_free(ss_reader *r);
 /* Called before the reader would block waiting for input (flush output, commit state). */
 void ss_reader_set_idle(ss_reader *r, void (*idle)(void *), void *arg);
 /* Next line without its '\n' or "\r\n" (a final line without '\n' counts too).
- * Returns 1 with line and len set, 0 at end of input. Exits 1 on a read error. */
+ * Returns 1 with line and len set, 0 at end of input, -1 when a signal caught with
+ * ss_proc_catch cut a wait for input short. Exits 1 on a read error. */
 int ss_reader_next(ss_reader *r, const char **line, size_t *len);
 /* Non-blocking variant for poll loops: 1 line, 0 end of input, -1 would block. */
 int ss_reader_try_next(ss_reader *r, const char **line, size_t *len);
