@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "checkpoint.h"
@@ -501,15 +500,6 @@ pulse_tick(void *p)
 	return ss_checkpoint_pulse_tick(p);
 }
 
-static void
-sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
-
 /* "weather=30m": a name with its own threshold; "weather": the --threshold default.
  * The name is a copy (argv stays as ps shows it); the caller frees it. */
 static void
@@ -588,7 +578,7 @@ pulse_wait(struct flow *f, ss_checkpoint_pulse *p)
 {
 	while (!flow_stopped() && ss_checkpoint_pulse_paused(p) && !ss_checkpoint_pulse_poll(p)) {
 		flow_parts(f, false, false);
-		sleep_ms(POLL_MS);
+		ss_time_sleep_ms(POLL_MS);
 	}
 }
 

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "checkpoint.h"
@@ -189,15 +188,6 @@ db_commit(sqlite3 *db)
 	db_exec(db, "COMMIT", "commit");
 }
 
-static void
-sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
-
 /* Switching a new file to WAL needs a moment alone with it; two processes starting on
  * the same new file take turns here. */
 static void
@@ -213,7 +203,7 @@ db_wal(sqlite3 *db)
 			db_fail(db, "journal_mode=WAL");
 		if (i == 50)
 			db_fail(db, "journal_mode=WAL");
-		sleep_ms(100);
+		ss_time_sleep_ms(100);
 	}
 }
 

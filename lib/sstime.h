@@ -33,4 +33,6 @@ int64_t ss_time_now(void);
 int64_t ss_time_mono(void);
 /* Monotonic now in ms (deadlines counted against librdkafka's ms timeouts). */
 int64_t ss_time_mono_ms(void);
+/* Sleep ms milliseconds, all of them: a signal caught meanwhile does not cut it short. */
+void ss_time_sleep_ms(int ms);
 #endif
