@@ -33,6 +33,7 @@
 #include "diag.h"
 #include "wfile.h"
 #include "feed.h"
+#include "jscan.h"
 #include "outq.h"
 #include "proc.h"
 #include "sstime.h"
@@ -1061,7 +1062,7 @@ add_topic(struct consumer *c, const char *name)
 	memset(t, 0, sizeof *t);
 	t->name = ss_xstrdup(name);
 	ss_buf_adds(&t->prefix, "{\"topic\":");
-	ss_buf_json_string(&t->prefix, name, strlen(name));
+	ss_jscan_quote(&t->prefix, name, strlen(name));
 	ss_buf_adds(&t->prefix, ",\"partition\":");
 }
 

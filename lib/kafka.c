@@ -653,7 +653,7 @@ static void
 put_string_or_base64(ss_buf *b, const char *s, size_t len)
 {
 	if (ss_jscan_utf8(s, s + len))
-		ss_buf_json_string(b, s, len);
+		ss_jscan_quote(b, s, len);
 	else
 		put_base64_form(b, s, len);
 }
@@ -738,7 +738,7 @@ put_header_object(ss_buf *b, rd_kafka_headers_t *hdrs, size_t n)
 		}
 		if (i > 0)
 			ss_buf_addc(b, ',');
-		ss_buf_json_string(b, name, strlen(name));
+		ss_jscan_quote(b, name, strlen(name));
 		ss_buf_addc(b, ':');
 		if (run > 1)
 			ss_buf_addc(b, '[');

@@ -52,13 +52,13 @@ write_deadletter(struct ss_errpolicy *pol, const char *source, uint64_t line,
 	ss_buf b = {0};
 
 	ss_buf_adds(&b, "{\"source\":");
-	ss_buf_json_string(&b, source, strlen(source));
+	ss_jscan_quote(&b, source, strlen(source));
 	char num[32];
 	snprintf(num, sizeof num, ",\"line\":%llu,\"reason\":", (unsigned long long)line);
 	ss_buf_adds(&b, num);
-	ss_buf_json_string(&b, reason, strlen(reason));
+	ss_jscan_quote(&b, reason, strlen(reason));
 	ss_buf_adds(&b, ",\"raw\":");
-	if (!ss_buf_json_string(&b, raw, len)) {
+	if (!ss_jscan_quote(&b, raw, len)) {
 		/* not UTF-8: keep the exact bytes as well */
 		ss_buf_adds(&b, ",\"raw_base64\":\"");
 		ss_buf_base64(&b, raw, len);
@@ -418,7 +418,7 @@ void
 ss_writer_json_string(ss_writer *w, const char *s, size_t len)
 {
 	ss_buf_reset(&w->scratch);
-	ss_buf_json_string(&w->scratch, s, len);
+	ss_jscan_quote(&w->scratch, s, len);
 	ss_writer_write(w, w->scratch.data, w->scratch.len);
 }
 

@@ -406,7 +406,7 @@ print_dry(struct producer *pr, const struct record *r)
 
 	ss_buf_reset(b);
 	ss_buf_adds(b, "{\"topic\":");
-	ss_buf_json_string(b, pr->o->topic, strlen(pr->o->topic));
+	ss_jscan_quote(b, pr->o->topic, strlen(pr->o->topic));
 	ss_buf_adds(b, ",\"partition\":");
 	if (r->partition == RD_KAFKA_PARTITION_UA)
 		ss_buf_adds(b, "null");

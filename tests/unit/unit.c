@@ -287,7 +287,7 @@ test_buf(void)
 	CHECK(ss_buf_unbase64(&d, b.data, b.len) && d.len == 4 && memcmp(d.data, "bad\xff", 4) == 0);
 	CHECK(!ss_buf_unbase64(&d, "a*b", 3));
 	ss_buf_reset(&b);
-	CHECK(!ss_buf_json_string(&b, "a\"\n\x01\xff", 5));
+	CHECK(!ss_jscan_quote(&b, "a\"\n\x01\xff", 5));
 	CHECK(strcmp(ss_buf_cstr(&b), "\"a\\\"\\n\\u0001\\ufffd\"") == 0);
 	ss_buf_free(&b);
 	ss_buf_free(&d);
