@@ -10,6 +10,20 @@
 
 #include "buf.h"
 
+/* JSON's whitespace: space, tab, newline, carriage return. */
+static inline bool
+ss_jscan_is_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+/* The first byte of [p,end) that is not whitespace, or end. */
+static inline const char *
+ss_jscan_skip_ws(const char *p, const char *end)
+{
+	while (p < end && ss_jscan_is_ws(*p))
+		p++;
+	return p;
+}
 /* Skip one JSON value (after leading whitespace) and return the byte after it, or NULL
  * when the text is not valid JSON (including invalid UTF-8 in strings, or nesting deeper
  * than 10000). On NULL, *why (if given) says what is wrong. */
@@ -31,6 +45,9 @@ bool ss_jscan_utf8(const char *p, const char *end);
  * becomes U+FFFD, so the result is always valid JSON. Returns false if a replacement
  * happened. */
 bool ss_jscan_quote(ss_buf *b, const char *s, size_t n);
+/* Append to b the characters of the valid JSON string literal [p,end) (quotes included),
+ * as jq reads them: a surrogate pair is one code point, a lone low surrogate U+FFFD. */
+void ss_jscan_unescape(ss_buf *b, const char *p, const char *end);
 
 /* A plain path: .a.b[0]."c d" — object keys and array indexes only. */
 struct ss_jpath;
