@@ -36,7 +36,8 @@
  * max event time when none holds it (no envelopes, all ended, all idle). Unlike a
  * partition's, it may go back, when a slow partition speaks again.
  *   ss_seek_request(checkpoint, topic, partition, offset): see ss_checkpoint_take_seeks.
- *   ss_offsets(topic, partition, offset): last applied offsets (CONVENTIONS.md).
+ *   ss_offsets(topic, partition, offset): the last offset applied of each topic-partition,
+ *   written in the transaction of the change it made (man ss.7, Idempotence).
  *
  * Handles own their sqlite3 connection. Event JSON passed to callbacks is borrowed
  * (valid during the call). Every function exits 75 when the database stays busy or

@@ -1,6 +1,7 @@
 /* ndjson: reading and writing newline-delimited JSON.
  * A reader owns its line buffer; a line returned stays valid until the next read.
- * A writer owns its buffer and its FILE/fd; ss_ndjson_writer_close flushes, checks and frees. */
+ * A writer owns its buffer, not its fd; every write is checked, ss_writer_free flushes
+ * and frees. */
 #ifndef SS_NDJSON_H
 #define SS_NDJSON_H
 #include <stdbool.h>

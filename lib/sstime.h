@@ -1,4 +1,5 @@
-/* sstime: event times and durations as MISSION.md defines them.
+/* sstime: event times and durations as every tool reads them (man ss.7, Event time,
+ * Durations).
  * Times are int64 nanoseconds since the epoch (UTC); durations are int64 nanoseconds. */
 #ifndef SS_SSTIME_H
 #define SS_SSTIME_H
