@@ -150,6 +150,13 @@ test_jscan(void)
 	CHECK(!ss_jscan_document(deep, deep + 600, &why) && strcmp(why, "nesting too deep") == 0);
 	CHECK(ss_jscan_document(deep + 50, deep + 550, NULL));
 	CHECK(ss_jscan_utf8("é🌞", "é🌞" + strlen("é🌞")));
+
+	/* a string literal's characters: escapes, a surrogate pair, a lone low half */
+	static const char lit[] = "\"a\\\"\\n\\u00e9\\ud83c\\udf1e\\udc00\"";
+	ss_buf u = {0};
+	ss_jscan_unescape(&u, lit, lit + strlen(lit));
+	CHECK(strcmp(ss_buf_cstr(&u), "a\"\né🌞\xef\xbf\xbd") == 0);
+	ss_buf_free(&u);
 }
 
 static const char *
