@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "checkpoint.h"
@@ -21,6 +20,7 @@
 #include "feed.h"
 #include "ndjson.h"
 #include "partwm.h"
+#include "proc.h"
 #include "sstime.h"
 
 static const char usage[] =
@@ -283,10 +283,12 @@ flow_scan(struct flow *f)
 }
 
 /* Before the state file is opened: a bad expression leaves no file behind. Our reader
- * hears of us before our first record. */
+ * hears of us before our first record. SIGINT and SIGTERM stop the flow between
+ * records (flow_stopped). */
 static void
 flow_init(struct flow *f, const char *ts, enum ss_tsunit unit)
 {
+	ss_proc_catch();
 	f->ts = ss_expr_compile(ts, "--ts");
 	f->unit = unit;
 	flow_scan(f);
@@ -315,15 +317,24 @@ flow_last(struct flow *f)
 	flow_parts(f, true, true);
 }
 
+/* A signal came: the records passed so far are committed, no more are read. */
+static bool
+flow_stopped(void)
+{
+	return ss_proc_signal() != 0;
+}
+
 /* Commit, and tell our reader how the input ended: as its writer did (a writer that
- * failed, that failure), or finished when nothing says. */
+ * failed, that failure), or finished when nothing says; after a signal, 128+N. */
 static void
 flow_end(struct flow *f)
 {
 	int status = 0;
 
 	flow_commit(f);
-	if (ss_feed_state(f->feed, &status) == SS_FEED_FAILED) {
+	if (flow_stopped()) {
+		status = ss_proc_status(0);
+	} else if (ss_feed_state(f->feed, &status) == SS_FEED_FAILED) {
 		if (status == 0)
 			ss_diag_warn("%s: its writer was killed before it finished", ss_reader_name(f->in));
 		else
@@ -335,7 +346,7 @@ flow_end(struct flow *f)
 	ss_diag_on_die(NULL);
 	ss_feed_end(relay, status);
 	relay = NULL;
-	ss_feed_close(f->feed, true);
+	ss_feed_close(f->feed, !flow_stopped()); /* read to its end unless stopped */
 	f->feed = NULL;
 }
 
@@ -432,7 +443,7 @@ cmd_heartbeat(const char *db, int argc, char **argv)
 	flow_init(&f, ts, unit);
 	hb = ss_checkpoint_hb_open(db, argv[optind], argv[optind + 1], &parts);
 	flow_start(&f, hb_commit, hb);
-	while ((rc = flow_next(&f, &line, &len, &t)) != 0) {
+	while (!flow_stopped() && (rc = flow_next(&f, &line, &len, &t)) != 0) {
 		if (rc < 0)
 			continue;
 		bool has_env = ss_envelope_get(line, len, &env);
@@ -441,11 +452,12 @@ cmd_heartbeat(const char *db, int argc, char **argv)
 		ss_checkpoint_hb_beat(hb, t, has_env ? &env : NULL);
 		flow_maybe_commit(&f);
 	}
-	flow_last(&f);
+	if (!flow_stopped())
+		flow_last(&f);
 	flow_end(&f);
 	ss_checkpoint_hb_close(hb);
 	flow_free(&f);
-	return SS_EXIT_OK;
+	return ss_proc_status(SS_EXIT_OK);
 }
 
 /* ---- pulse ---- */
@@ -485,15 +497,6 @@ static bool
 pulse_tick(void *p)
 {
 	return ss_checkpoint_pulse_tick(p);
-}
-
-static void
-sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
 }
 
 /* "weather=30m": a name with its own threshold; "weather": the --threshold default.
@@ -572,9 +575,9 @@ pulse_options(int argc, char **argv, struct pulse_opts *o, struct pulse *pl, str
 static void
 pulse_wait(struct flow *f, ss_checkpoint_pulse *p)
 {
-	while (ss_checkpoint_pulse_paused(p) && !ss_checkpoint_pulse_poll(p)) {
+	while (!flow_stopped() && ss_checkpoint_pulse_paused(p) && !ss_checkpoint_pulse_poll(p)) {
 		flow_parts(f, false, false);
-		sleep_ms(POLL_MS);
+		ss_time_sleep_ms(POLL_MS);
 	}
 }
 
@@ -589,7 +592,7 @@ pulse_run(struct flow *f, ss_checkpoint_pulse *p)
 
 	for (;;) {
 		pulse_wait(f, p);
-		if ((rc = flow_next(f, &line, &len, &t)) == 0)
+		if (flow_stopped() || (rc = flow_next(f, &line, &len, &t)) == 0)
 			break;
 		if (rc < 0)
 			continue;
@@ -601,6 +604,8 @@ pulse_run(struct flow *f, ss_checkpoint_pulse *p)
 		else
 			flow_maybe_commit(f);
 	}
+	if (flow_stopped())
+		return;
 	/* all the input's writer says at its end: every partition ended, when it finished,
 	 * so the stream is as far as its last record; a downtime then pauses as any other */
 	flow_last(f);
@@ -640,7 +645,7 @@ cmd_pulse(const char *db, int argc, char **argv)
 	for (i = 0; i < o.ndeps; i++)
 		free((char *)o.deps[i].name);
 	free(o.deps);
-	return SS_EXIT_OK;
+	return ss_proc_status(SS_EXIT_OK);
 }
 
 /* ---- status ---- */

@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -10,6 +9,7 @@
 #include "diag.h"
 #include "help.h"
 #include "kafka.h"
+#include "proc.h"
 
 static const char usage[] =
     "usage: ss-mock-broker [--brokers n] [--topic name[:partitions]]... [--no-stdin]\n";
@@ -30,14 +30,6 @@ static const struct option longopts[] = {
 	{NULL, 0, NULL, 0},
 };
 
-static volatile sig_atomic_t got_signal;
-
-static void
-on_signal(int sig)
-{
-	got_signal = sig;
-}
-
 /* Until a signal, or end of stdin when watch_stdin. */
 static void
 wait_for_end(bool watch_stdin)
@@ -46,13 +38,13 @@ wait_for_end(bool watch_stdin)
 	char buf[256];
 	ssize_t n;
 
-	while (!got_signal) {
+	while (!ss_proc_signal()) {
 		if (!watch_stdin) {
 			pause();
 			continue;
 		}
 		if (poll(&pfd, 1, -1) < 0)
-			continue; /* EINTR: look at got_signal */
+			continue; /* EINTR: look at the signal */
 		n = read(0, buf, sizeof buf);
 		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
 			return;
@@ -62,7 +54,6 @@ wait_for_end(bool watch_stdin)
 int
 main(int argc, char **argv)
 {
-	struct sigaction sa = {.sa_handler = on_signal};
 	const char **topics = NULL, *why;
 	int ntopics = 0, nbrokers = 1, ch;
 	bool watch_stdin = true;
@@ -93,8 +84,7 @@ main(int argc, char **argv)
 	}
 	if (optind != argc)
 		ss_diag_usage_error(usage, "unexpected argument %s", argv[optind]);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	ss_proc_catch();
 	m = ss_kmock_start(nbrokers);
 	for (int i = 0; i < ntopics; i++)
 		if (!ss_kmock_topic(m, topics[i], &why))
@@ -105,5 +95,5 @@ main(int argc, char **argv)
 	wait_for_end(watch_stdin);
 	ss_kmock_stop(m);
 	free(topics);
-	return got_signal ? 128 + got_signal : 0;
+	return ss_proc_status(SS_EXIT_OK);
 }

@@ -1,5 +1,5 @@
-/* asof: the as-of ("nearby") join of two NDJSON streams, with the late-event policies
- * of MISSION.md (eager, defer, revise).
+/* asof: the as-of ("nearby") join of two NDJSON streams, with its late-event policies:
+ * eager, defer, revise (man ss-asof.1, LATE EVENTS).
  * A join owns its readers, its state (memory, and the --state SQLite file or the
  * --state-dir files and their locks if given), and the --late-file; it writes results to the ss_writer given to ss_asof_new, which
  * stays the caller's. The options struct and its strings are borrowed until

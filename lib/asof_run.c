@@ -4,10 +4,11 @@
  * with a state, applied whole first. Streams are read as data arrives, with poll(),
  * never blocking on one side while the other has data, and what their writers tell
  * beside them (lib/feed.h) is taken in. One input carrying both sides is read in its
- * own order, or, a file, right records first. */
+ * own order, or, a file, right records first. SIGINT and SIGTERM end a run between
+ * records (ss_proc_exit_if_signalled): the exit flushes the results and commits the
+ * state (the exit handler), held records stay held; 128+N. */
 #include <errno.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -15,35 +16,9 @@
 
 #include "asof_impl.h"
 #include "diag.h"
+#include "proc.h"
 
 enum { BATCH = 256 }; /* lines taken from one side before looking at the other */
-
-static volatile sig_atomic_t got_signal;
-
-static void
-on_signal(int sig)
-{
-	got_signal = sig;
-}
-
-/* SIGINT and SIGTERM end a run between records: exit() flushes the results and commits
- * the state (the exit handler), held records stay held; 128+N. Without SA_RESTART, so
- * that a wait for input returns at once. */
-static void
-catch_signals(void)
-{
-	struct sigaction sa = {.sa_handler = on_signal};
-
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
-
-static void
-stop_if_signalled(void)
-{
-	if (got_signal)
-		exit(128 + got_signal);
-}
 
 static bool
 regular(ss_reader *r)
@@ -248,7 +223,7 @@ answer_left(ss_asof *j, ss_reader *l)
 		j->lahead = asof_ahead_start(j, l, true);
 	while (j->lahead != NULL) {
 		/* a file parsed ahead: every record is there, or the file ended */
-		stop_if_signalled();
+		ss_proc_exit_if_signalled();
 		asof_progress(j);
 		struct asof_in *in = &b->in[b->n];
 		if (!asof_ahead_next(j, j->lahead, true, in))
@@ -256,7 +231,7 @@ answer_left(ss_asof *j, ss_reader *l)
 		batch_take(j, b, in->raw, in->len);
 	}
 	while (j->lahead == NULL && (rc = ss_reader_try_next(l, &line, &len)) != 0) {
-		stop_if_signalled();
+		ss_proc_exit_if_signalled();
 		if (rc < 0) {
 			answer_batch(j, b);
 			asof_idle(j); /* a left pipe with nothing ready: results out now */
@@ -318,7 +293,7 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 	j->rahead = asof_ahead_start(j, r, false);
 
 	for (;;) {
-		stop_if_signalled();
+		ss_proc_exit_if_signalled();
 		asof_progress(j);
 		if (!have_l && !j->left_eof && !(have_l = asof_next_record(j, l, true, &j->lin)))
 			j->left_eof = true;
@@ -477,7 +452,7 @@ read_right_whole(ss_asof *j, ss_reader *r)
 
 	j->right_whole = true;
 	while (ss_reader_next(r, &line, &len) == 1) {
-		stop_if_signalled();
+		ss_proc_exit_if_signalled();
 		asof_progress(j);
 		if (asof_parse(j, false, line, len, ss_reader_lineno(r), &j->rin))
 			asof_right(j, &j->rin);
@@ -490,7 +465,7 @@ run_live(ss_asof *j, ss_reader *l, ss_reader *r)
 {
 	while (!asof_done(j)) {
 		bool more = false;
-		stop_if_signalled();
+		ss_proc_exit_if_signalled();
 		if (!j->left_eof)
 			more |= drain(j, l, true);
 		if (!j->right_eof)
@@ -533,7 +508,7 @@ start_progress(ss_asof *j, ss_reader *l, ss_reader *r)
 int
 ss_asof_run(ss_asof *j, const char *left, const char *right)
 {
-	catch_signals();
+	ss_proc_catch();
 	ss_reader *l = j->lrd = ss_reader_open(left);
 	ss_reader *r = j->rrd = ss_reader_open(right);
 
@@ -618,7 +593,7 @@ run_one_file(ss_asof *j, ss_reader *rd)
 
 	j->right_whole = true;
 	while (ss_reader_next(rd, &line, &len) == 1) {
-		stop_if_signalled();
+		ss_proc_exit_if_signalled();
 		uint64_t n = ss_reader_lineno(rd);
 		if (n / 8 >= cap) {
 			size_t ncap = cap ? 2 * cap : 4096;
@@ -636,7 +611,7 @@ run_one_file(ss_asof *j, ss_reader *rd)
 	right_ended(j);
 	ss_reader_rewind(rd);
 	while (ss_reader_next(rd, &line, &len) == 1) {
-		stop_if_signalled();
+		ss_proc_exit_if_signalled();
 		uint64_t n = ss_reader_lineno(rd);
 		if (n / 8 < cap && is_left[n / 8] & (1u << (n % 8)) && asof_parse_one(j, line, len, n, &left))
 			apply(j, true);
@@ -648,7 +623,7 @@ run_one_file(ss_asof *j, ss_reader *rd)
 int
 ss_asof_run_one(ss_asof *j, const char *input)
 {
-	catch_signals();
+	ss_proc_catch();
 	ss_reader *rd = j->lrd = ss_reader_open(input);
 	struct pollfd p = {.fd = ss_reader_fd(rd), .events = POLLIN};
 
@@ -658,7 +633,7 @@ ss_asof_run_one(ss_asof *j, const char *input)
 	if (regular(rd))
 		run_one_file(j, rd);
 	while (!asof_done(j)) {
-		stop_if_signalled();
+		ss_proc_exit_if_signalled();
 		bool more = drain_one(j, rd);
 		asof_tick(j);
 		asof_progress(j);

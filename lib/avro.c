@@ -16,6 +16,7 @@
 
 #include "avro_impl.h"
 #include "diag.h"
+#include "jscan.h"
 
 #define MAX_DEPTH 1000
 
@@ -149,7 +150,7 @@ put_latin1(ss_avro *a, ss_buf *b, const unsigned char *p, size_t n)
 			ss_buf_addc(&a->scratch, (char)(0x80 | (p[i] & 0x3f)));
 		}
 	}
-	ss_buf_json_string(b, a->scratch.data, a->scratch.len);
+	ss_jscan_quote(b, a->scratch.data, a->scratch.len);
 }
 
 static void
@@ -190,7 +191,7 @@ put_string(ss_avro *a, avro_value_t *v, ss_buf *b)
 		return ss_avro_fail(a, SS_EXIT_DATA, "%s", avro_strerror());
 	if (size > 0)
 		size--; /* Avro C counts the NUL it adds */
-	if (!ss_buf_json_string(b, s, size))
+	if (!ss_jscan_quote(b, s, size))
 		return ss_avro_fail(a, SS_EXIT_DATA, "a string is not UTF-8");
 	return 0;
 }
@@ -211,7 +212,7 @@ put_record(ss_avro *a, avro_value_t *v, ss_buf *b, int depth)
 			name = avro_schema_record_field_name(avro_value_get_schema(v), (int)i);
 		if (i > 0)
 			ss_buf_addc(b, ',');
-		ss_buf_json_string(b, name, strlen(name));
+		ss_jscan_quote(b, name, strlen(name));
 		ss_buf_addc(b, ':');
 		if ((rc = put_value(a, &child, b, depth + 1)) != 0)
 			return rc;
@@ -255,7 +256,7 @@ put_union(ss_avro *a, avro_value_t *v, ss_buf *b, int depth)
 	}
 	name = branch_name(avro_value_get_schema(&branch), buf, sizeof buf);
 	ss_buf_addc(b, '{');
-	ss_buf_json_string(b, name, strlen(name));
+	ss_jscan_quote(b, name, strlen(name));
 	ss_buf_addc(b, ':');
 	if ((rc = put_value(a, &branch, b, depth + 1)) != 0)
 		return rc;
@@ -315,7 +316,7 @@ put_scalar(ss_avro *a, avro_value_t *v, ss_buf *b)
 		const char *sym = avro_schema_enum_get(avro_value_get_schema(v), e);
 		if (sym == NULL)
 			return ss_avro_fail(a, SS_EXIT_DATA, "enum index %d out of range", e);
-		ss_buf_json_string(b, sym, strlen(sym));
+		ss_jscan_quote(b, sym, strlen(sym));
 		return 0;
 	}
 	default:

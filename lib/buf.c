@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "diag.h"
-#include "jscan.h"
 
 static void
 reserve(ss_buf *b, size_t extra)
@@ -62,65 +61,6 @@ ss_buf_free(ss_buf *b)
 	free(b->data);
 	b->data = NULL;
 	b->len = b->cap = 0;
-}
-
-/* Length of a valid UTF-8 sequence at p, 0 if invalid. Shares jscan's rules. */
-static size_t
-utf8_len(const unsigned char *p, const unsigned char *end)
-{
-	size_t n = p[0] < 0xE0 ? 2 : p[0] < 0xF0 ? 3 : 4;
-
-	if ((size_t)(end - p) < n || !ss_jscan_utf8((const char *)p, (const char *)p + n))
-		return 0;
-	return n;
-}
-
-bool
-ss_buf_json_string(ss_buf *b, const char *s, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s, *end = p + n;
-	bool clean = true;
-
-	reserve(b, n + 2);
-	b->data[b->len++] = '"';
-	while (p < end) {
-		const unsigned char *run = p;
-		while (p < end && *p >= 0x20 && *p != '"' && *p != '\\' && *p < 0x80)
-			p++;
-		ss_buf_add(b, run, (size_t)(p - run));
-		if (p == end)
-			break;
-		unsigned c = *p;
-		if (c >= 0x80) {
-			size_t len = utf8_len(p, end);
-			if (len == 0) {
-				ss_buf_add(b, "\\ufffd", 6);
-				clean = false;
-				p++;
-			} else {
-				ss_buf_add(b, p, len);
-				p += len;
-			}
-			continue;
-		}
-		p++;
-		switch (c) {
-		case '"': ss_buf_add(b, "\\\"", 2); break;
-		case '\\': ss_buf_add(b, "\\\\", 2); break;
-		case '\n': ss_buf_add(b, "\\n", 2); break;
-		case '\t': ss_buf_add(b, "\\t", 2); break;
-		case '\r': ss_buf_add(b, "\\r", 2); break;
-		case '\b': ss_buf_add(b, "\\b", 2); break;
-		case '\f': ss_buf_add(b, "\\f", 2); break;
-		default: {
-			char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-			ss_buf_add(b, u, 6);
-		}
-		}
-	}
-	ss_buf_addc(b, '"');
-	return clean;
 }
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

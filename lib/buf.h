@@ -16,9 +16,6 @@ void ss_buf_adds(ss_buf *b, const char *s);
 /* Make data NUL-terminated (not counted in len) and return it. */
 char *ss_buf_cstr(ss_buf *b);
 void ss_buf_free(ss_buf *b);
-/* Append a JSON string literal for bytes [s, s+n): quoted, escaped; invalid UTF-8 becomes
- * U+FFFD, so the result is always valid JSON. Returns false if a replacement happened. */
-bool ss_buf_json_string(ss_buf *b, const char *s, size_t n);
 /* Append standard base64 (RFC 4648, with padding) of [s, s+n). */
 void ss_buf_base64(ss_buf *b, const void *s, size_t n);
 /* Decode base64 into b; false if invalid. */

@@ -10,6 +10,7 @@
 #include "diag.h"
 #include "envelope.h"
 #include "expr.h"
+#include "proc.h"
 #include "statedir.h"
 #include "store.h"
 
@@ -345,8 +346,8 @@ put_record(struct put *p, const char *line, size_t len)
 		commit(p);
 }
 
-/* Every record of stdin into the store; the live line counts them and, for a regular
- * file, the bytes read of its size. */
+/* Every record of stdin into the store, or those before SIGINT or SIGTERM; the live
+ * line counts them and, for a regular file, the bytes read of its size. */
 static void
 read_all(struct put *p, ss_progress *progress)
 {
@@ -354,7 +355,7 @@ read_all(struct put *p, ss_progress *progress)
 	const char *line;
 	size_t len;
 
-	while (ss_reader_next(p->in, &line, &len)) {
+	while (!ss_proc_signal() && ss_reader_next(p->in, &line, &len) == 1) {
 		if (!ss_ndjson_blank(line, len))
 			put_record(p, line, len);
 		ss_progress_update(progress, ++nrecords, (int64_t)(ss_reader_offset(p->in) + len), size);
@@ -379,10 +380,11 @@ ss_cache_put(ss_cache *c, struct ss_cache_put_opts *o)
 		p->out = ss_writer_new(1, "<stdout>");
 	ss_reader_set_idle(p->in, idle, p);
 	on_exit(at_exit, p);
+	ss_proc_catch(); /* a signal stops at a record: what came before is committed */
 
 	read_all(p, ss_progress_new(o->progress, o->tee ? 1 : -1));
 	finish(p);
-	return SS_EXIT_OK;
+	return ss_proc_status(SS_EXIT_OK);
 }
 
 /* ---- get, del ---- */

@@ -1570,7 +1570,7 @@ ss_checkpoint_run_hook(const char *cmd, const char *kind, const char *checkpoint
 	fflush(NULL);
 	if ((pid = fork()) == -1) {
 		ss_diag_warn("--on-%s: fork: %s", kind, strerror(errno));
-		return 127;
+		return SS_EXIT_NOEXEC;
 	}
 	if (pid == 0) {
 		setenv("SS_EVENT", json, 1);
@@ -1584,10 +1584,10 @@ ss_checkpoint_run_hook(const char *cmd, const char *kind, const char *checkpoint
 			dup2(fd, 0);
 		dup2(2, 1);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
+		_exit(SS_EXIT_NOEXEC);
 	}
 	while (waitpid(pid, &status, 0) == -1)
 		if (errno != EINTR)
-			return 127;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+			return SS_EXIT_NOEXEC;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : ss_exit_signal(WTERMSIG(status));
 }

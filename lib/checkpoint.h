@@ -36,7 +36,9 @@
  * max event time when none holds it (no envelopes, all ended, all idle). Unlike a
  * partition's, it may go back, when a slow partition speaks again.
  *   ss_seek_request: the seek requests pulse writes at a recovery (lib/seeks.h).
- *   ss_offsets: the applied offsets of the records heartbeat and pulse read (lib/offsets.h).
+ *   ss_offsets: the last offset applied of each topic-partition heartbeat and pulse
+ *   read, written in the transaction of the change it made (lib/offsets.h; man ss.7,
+ *   Idempotence).
  *
  * Handles own their sqlite3 connection. Event JSON passed to callbacks is borrowed
  * (valid during the call). A database error exits through lib/statefile.h: 75 when the

@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +32,9 @@
 #include "diag.h"
 #include "wfile.h"
 #include "feed.h"
+#include "jscan.h"
 #include "outq.h"
+#include "proc.h"
 #include "seeks.h"
 #include "sstime.h"
 #include "store.h"
@@ -44,7 +45,6 @@
 #define COMMIT_EVERY_MS 1000
 #define SEEKS_EVERY_MS 200
 #define PROGRESS_EVERY_MS 250
-#define EXIT_PIPE 141
 #define BATCH 1000
 #define READER_WAIT_MS 500
 #define SINK_WAIT_MS 10000
@@ -106,7 +106,6 @@ struct consumer {
 	int status;
 };
 
-static volatile sig_atomic_t got_signal;
 static ss_feed_out *dying_feed; /* told how the run failed when it dies (ss_diag_die) */
 
 static void
@@ -114,12 +113,6 @@ end_feed_on_die(int code)
 {
 	ss_feed_end(dying_feed, code);
 	dying_feed = NULL;
-}
-
-static void
-on_signal(int sig)
-{
-	got_signal = sig;
 }
 
 void
@@ -586,7 +579,7 @@ commit(struct consumer *c, bool sync)
 static void
 closed_output(struct consumer *c)
 {
-	c->status = EXIT_PIPE;
+	c->status = SS_EXIT_PIPE;
 	c->finished = true;
 }
 
@@ -972,7 +965,7 @@ sink_alive(const struct consumer *c)
 	struct pollfd pfd = {.fd = c->o->out_fd, .events = POLLOUT};
 	struct stat st;
 
-	if (c->status == EXIT_PIPE || fstat(c->o->out_fd, &st) != 0 ||
+	if (c->status == SS_EXIT_PIPE || fstat(c->o->out_fd, &st) != 0 ||
 	    !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
 		return false;
 	return poll(&pfd, 1, 0) >= 0 && !(pfd.revents & (POLLERR | POLLHUP | POLLNVAL));
@@ -1069,7 +1062,7 @@ add_topic(struct consumer *c, const char *name)
 	memset(t, 0, sizeof *t);
 	t->name = ss_xstrdup(name);
 	ss_buf_adds(&t->prefix, "{\"topic\":");
-	ss_buf_json_string(&t->prefix, name, strlen(name));
+	ss_jscan_quote(&t->prefix, name, strlen(name));
 	ss_buf_adds(&t->prefix, ",\"partition\":");
 }
 
@@ -1193,7 +1186,7 @@ loop(struct consumer *c)
 	struct pollfd pfd = {.fd = c->o->out_fd, .events = POLLOUT};
 	ssize_t n;
 
-	while (!c->finished && !got_signal) {
+	while (!c->finished && !ss_proc_signal()) {
 		n = rd_kafka_consume_batch_queue(q, 0, batch, BATCH);
 		if (n <= 0) {
 			housekeeping(c);
@@ -1282,11 +1275,9 @@ int
 ss_consume_run(const struct ss_consume_opts *o)
 {
 	struct consumer c = {.o = o};
-	struct sigaction sa = {.sa_handler = on_signal};
 
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	ss_proc_catch();
+	ss_proc_ignore_pipe();
 	for (int i = 0; i < o->ntopics; i++)
 		if (find_topic(&c, o->topics[i]) == NULL)
 			add_topic(&c, o->topics[i]);
@@ -1311,10 +1302,10 @@ ss_consume_run(const struct ss_consume_opts *o)
 	c.progress = ss_progress_new(o->exit_at_end || o->progress != SS_PROGRESS_AUTO ? o->progress
 							: SS_PROGRESS_OFF, o->out_fd);
 	loop(&c);
-	if (c.status != EXIT_PIPE)
+	if (c.status != SS_EXIT_PIPE)
 		drain_all(&c);
 	commit(&c, true);
-	if (o->end_file && c.finished && c.status == 0 && !got_signal)
+	if (o->end_file && c.finished && c.status == 0 && !ss_proc_signal())
 		write_end_file(&c);
 	ss_progress_end(c.progress);
 	rd_kafka_consumer_close(c.rk);
@@ -1323,8 +1314,7 @@ ss_consume_run(const struct ss_consume_opts *o)
 	ss_avro_free(c.key_avro);
 	ss_avro_free(c.value_avro);
 	free_consumer(&c);
-	if (c.status == 0 && got_signal)
-		c.status = 128 + got_signal;
+	c.status = ss_proc_status(c.status);
 	/* finished only when it read all it was asked to (-e, -c, --until) */
 	ss_diag_on_die(NULL);
 	dying_feed = NULL;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *tool_name = "ss";
 
@@ -62,6 +63,19 @@ ss_diag_on_die(void (*hook)(int code))
 }
 
 void
+ss_diag_exit(int code)
+{
+	static volatile sig_atomic_t exiting;
+
+	if (exiting) {
+		fflush(NULL);
+		_exit(code);
+	}
+	exiting = 1;
+	exit(code);
+}
+
+void
 ss_diag_die(int code, const char *fmt, ...)
 {
 	va_list ap;
@@ -74,7 +88,7 @@ ss_diag_die(int code, const char *fmt, ...)
 		die_hook = NULL; /* a failure inside the hook must not come back to it */
 		hook(code);
 	}
-	exit(code);
+	ss_diag_exit(code);
 }
 
 void

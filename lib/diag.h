@@ -13,7 +13,15 @@ enum ss_exit {
 	SS_EXIT_EXPR = 3,      /* jq expression does not compile */
 	SS_EXIT_NOPERM = 77,   /* not permitted: authentication or authorization (ACL) failed */
 	SS_EXIT_TEMPFAIL = 75, /* broker or database unavailable: retry later */
+	SS_EXIT_NOEXEC = 127,  /* a hook command that could not be run (as sh says) */
+	SS_EXIT_PIPE = 141,    /* the reader of stdout went away (EPIPE): 128 + SIGPIPE */
 };
+/* Ended by signal sig: 128 + sig, as a shell reports a process the signal killed. */
+static inline int
+ss_exit_signal(int sig)
+{
+	return 128 + sig;
+}
 
 /* Set the tool name used as message prefix ("ss-cache"). Call first in main. */
 void ss_diag_init(const char *tool);
@@ -21,6 +29,11 @@ const char *ss_diag_tool(void);
 void ss_diag_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print the message and exit with code; atexit handlers run (so state commits). */
 noreturn void ss_diag_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Exit with code, the exit handlers committing state. Every exit that may come while
+ * they run (a write failing in their flush) comes here: one already under way ends
+ * the process at once with the new code (_exit, after stdio is flushed), where a
+ * second exit() would be undefined. */
+noreturn void ss_diag_exit(int code);
 /* Call hook(code) in ss_diag_die before the exit handlers: for what must know the
  * exit status (ss-consume tells its reader how it ended). One hook; NULL clears it. */
 void ss_diag_on_die(void (*hook)(int code));

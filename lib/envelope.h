@@ -12,6 +12,7 @@ struct ss_envelope {
 	int64_t offset;
 };
 /* True when the record is an object carrying a string topic and integer partition and
- * offset at its top level (the idempotence contract of MISSION.md). */
+ * offset at its top level: what a stateful tool applies at most once, by its offset
+ * (man ss.7, Idempotence). */
 bool ss_envelope_get(const char *raw, size_t len, struct ss_envelope *env);
 #endif

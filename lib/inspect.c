@@ -7,6 +7,7 @@
 #include "buf.h"
 #include "diag.h"
 #include "inspect.h"
+#include "jscan.h"
 #include "sstime.h"
 #include "table.h"
 
@@ -117,7 +118,7 @@ put_string(ss_buf *b, const char *s)
 	if (s == NULL)
 		ss_buf_adds(b, "null");
 	else
-		ss_buf_json_string(b, s, strlen(s));
+		ss_jscan_quote(b, s, strlen(s));
 }
 
 /* ,"name": */

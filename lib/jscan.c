@@ -12,14 +12,6 @@
 /* jq 1.6's parser refuses documents nested deeper than this; agree with it. */
 #define MAX_DEPTH 256
 
-static const char *
-skip_ws(const char *p, const char *end)
-{
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-		p++;
-	return p;
-}
-
 /* Length of the UTF-8 sequence at p, or 0 if invalid (overlong, surrogate, > U+10FFFF). */
 static size_t
 utf8_seq(const unsigned char *p, const unsigned char *end)
@@ -69,6 +61,53 @@ ss_jscan_utf8(const char *s, const char *e)
 		p += n;
 	}
 	return true;
+}
+
+bool
+ss_jscan_quote(ss_buf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	bool clean = true;
+
+	ss_buf_addc(b, '"');
+	while (p < end) {
+		const unsigned char *run = p;
+		while (p < end && *p >= 0x20 && *p != '"' && *p != '\\' && *p < 0x80)
+			p++;
+		ss_buf_add(b, run, (size_t)(p - run));
+		if (p == end)
+			break;
+		unsigned c = *p;
+		if (c >= 0x80) {
+			size_t len = utf8_seq(p, end);
+			if (len == 0) {
+				ss_buf_add(b, "\\ufffd", 6);
+				clean = false;
+				p++;
+			} else {
+				ss_buf_add(b, p, len);
+				p += len;
+			}
+			continue;
+		}
+		p++;
+		switch (c) {
+		case '"': ss_buf_add(b, "\\\"", 2); break;
+		case '\\': ss_buf_add(b, "\\\\", 2); break;
+		case '\n': ss_buf_add(b, "\\n", 2); break;
+		case '\t': ss_buf_add(b, "\\t", 2); break;
+		case '\r': ss_buf_add(b, "\\r", 2); break;
+		case '\b': ss_buf_add(b, "\\b", 2); break;
+		case '\f': ss_buf_add(b, "\\f", 2); break;
+		default: {
+			char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+			ss_buf_add(b, u, 6);
+		}
+		}
+	}
+	ss_buf_addc(b, '"');
+	return clean;
 }
 
 static int
@@ -315,7 +354,7 @@ scan_value(const char *p, const char *end, const char **why, int maxdepth)
 	if (why == NULL)
 		why = &dummy;
 	for (;;) {
-		p = skip_ws(p, end);
+		p = ss_jscan_skip_ws(p, end);
 		if (p >= end) {
 			*why = "unexpected end of input";
 			return NULL;
@@ -329,7 +368,7 @@ scan_value(const char *p, const char *end, const char **why, int maxdepth)
 				return NULL;
 			}
 			containers[depth++] = *p;
-			p = skip_ws(p + 1, end);
+			p = ss_jscan_skip_ws(p + 1, end);
 			if (p < end && *p == (containers[depth - 1] == '{' ? '}' : ']')) {
 				depth--;
 				p++;
@@ -364,7 +403,7 @@ after_value:
 		for (;;) {
 			if (depth == 0)
 				return p;
-			p = skip_ws(p, end);
+			p = ss_jscan_skip_ws(p, end);
 			if (p >= end) {
 				*why = "unexpected end of input";
 				return NULL;
@@ -379,7 +418,7 @@ after_value:
 				*why = open == '{' ? "expected ',' or '}'" : "expected ',' or ']'";
 				return NULL;
 			}
-			p = skip_ws(p + 1, end);
+			p = ss_jscan_skip_ws(p + 1, end);
 			if (open == '{')
 				goto object_key;
 			break;
@@ -392,7 +431,7 @@ object_key:
 		}
 		if ((p = scan_string(p, end, why)) == NULL)
 			return NULL;
-		p = skip_ws(p, end);
+		p = ss_jscan_skip_ws(p, end);
 		if (p >= end || *p != ':') {
 			*why = "expected ':'";
 			return NULL;
@@ -414,7 +453,7 @@ scan_members(const char *p, const char *end, struct ss_jmember *m, size_t max, s
 	     const char **why)
 {
 	*n = 0;
-	p = skip_ws(p + 1, end);
+	p = ss_jscan_skip_ws(p + 1, end);
 	if (p < end && *p == '}')
 		return p + 1;
 	for (;;) {
@@ -426,12 +465,12 @@ scan_members(const char *p, const char *end, struct ss_jmember *m, size_t max, s
 		if ((p = scan_string(p, end, why)) == NULL)
 			return NULL;
 		const char *ke = p;
-		p = skip_ws(p, end);
+		p = ss_jscan_skip_ws(p, end);
 		if (p >= end || *p != ':') {
 			*why = "expected ':'";
 			return NULL;
 		}
-		p = skip_ws(p + 1, end);
+		p = ss_jscan_skip_ws(p + 1, end);
 		const char *vs = p;
 		if ((p = scan_value(p, end, why, MAX_DEPTH - 1)) == NULL)
 			return NULL;
@@ -439,14 +478,14 @@ scan_members(const char *p, const char *end, struct ss_jmember *m, size_t max, s
 			m[*n] = (struct ss_jmember){.key = ks, .keyend = ke, .value = vs, .valueend = p};
 		if (*n != SIZE_MAX)
 			*n = *n < max ? *n + 1 : SIZE_MAX;
-		p = skip_ws(p, end);
+		p = ss_jscan_skip_ws(p, end);
 		if (p < end && *p == '}')
 			return p + 1;
 		if (p >= end || *p != ',') {
 			*why = p >= end ? "unexpected end of input" : "expected ',' or '}'";
 			return NULL;
 		}
-		p = skip_ws(p + 1, end);
+		p = ss_jscan_skip_ws(p + 1, end);
 	}
 }
 
@@ -456,7 +495,7 @@ value_ends_document(const char *p, const char *end, const char **why)
 {
 	if (p == NULL)
 		return false;
-	if (skip_ws(p, end) != end) {
+	if (ss_jscan_skip_ws(p, end) != end) {
 		*why = "unexpected text after the JSON value";
 		return false;
 	}
@@ -471,7 +510,7 @@ ss_jscan_document_members(const char *p, const char *end, struct ss_jmember *m, 
 
 	if (why == NULL)
 		why = &dummy;
-	p = skip_ws(p, end);
+	p = ss_jscan_skip_ws(p, end);
 	*n = SIZE_MAX;
 	if (p < end && *p == '{')
 		p = scan_members(p, end, m, max, n, why);
@@ -649,6 +688,39 @@ unescape_u(const char **q, const char *end)
 	return cp;
 }
 
+/* The bytes the escape at *q (after its backslash) of a valid string stands for, into
+ * c; returns their count (up to 4) and advances *q past the escape. */
+static size_t
+unescape_one(const char **q, const char *end, char c[4])
+{
+	switch (*(*q)++) {
+	case 'b': c[0] = '\b'; return 1;
+	case 'f': c[0] = '\f'; return 1;
+	case 'n': c[0] = '\n'; return 1;
+	case 'r': c[0] = '\r'; return 1;
+	case 't': c[0] = '\t'; return 1;
+	case 'u': return utf8_put(unescape_u(q, end), c);
+	default: c[0] = (*q)[-1]; return 1;
+	}
+}
+
+void
+ss_jscan_unescape(ss_buf *b, const char *p, const char *end)
+{
+	const char *q = p + 1, *e = end - 1, *run;
+	char c[4];
+
+	while (q < e) {
+		for (run = q; q < e && *q != '\\'; q++)
+			;
+		ss_buf_add(b, run, (size_t)(q - run));
+		if (q == e)
+			break;
+		q++;
+		ss_buf_add(b, c, unescape_one(&q, e, c));
+	}
+}
+
 /* Compare a raw JSON string literal [p,e) (quotes included) with key; handles escapes. */
 static bool
 key_equals(const char *p, const char *e, const char *key, size_t keylen)
@@ -662,17 +734,8 @@ key_equals(const char *p, const char *e, const char *key, size_t keylen)
 		char c[4];
 		size_t n = 1;
 		c[0] = *q++;
-		if (c[0] == '\\') {
-			switch (*q++) {
-			case 'b': c[0] = '\b'; break;
-			case 'f': c[0] = '\f'; break;
-			case 'n': c[0] = '\n'; break;
-			case 'r': c[0] = '\r'; break;
-			case 't': c[0] = '\t'; break;
-			case 'u': n = utf8_put(unescape_u(&q, end), c); break;
-			default: c[0] = q[-1]; break;
-			}
-		}
+		if (c[0] == '\\')
+			n = unescape_one(&q, end, c);
 		if (keylen - i < n || memcmp(key + i, c, n) != 0)
 			return false;
 		i += n;
@@ -689,14 +752,14 @@ find_member(const char *p, const char *end, const struct step *st, const char **
 
 	/* the document is usually valid; where it is not (a quick look at a line before it
 	 * is validated), nothing is found and nothing past end is read */
-	p = skip_ws(p + 1, end);
+	p = ss_jscan_skip_ws(p + 1, end);
 	if (p >= end || *p != '"')
 		return false;
 	for (;;) {
 		const char *ks = p, *ke = scan_string(p, end, &why);
-		if (ke == NULL || (p = skip_ws(ke, end)) >= end || *p != ':')
+		if (ke == NULL || (p = ss_jscan_skip_ws(ke, end)) >= end || *p != ':')
 			return false;
-		p = skip_ws(p + 1, end);
+		p = ss_jscan_skip_ws(p + 1, end);
 		const char *v = p;
 		if ((p = ss_jscan_value(p, end, &why)) == NULL)
 			return false;
@@ -705,10 +768,10 @@ find_member(const char *p, const char *end, const struct step *st, const char **
 			*ve = p;
 			found = true;
 		}
-		p = skip_ws(p, end);
+		p = ss_jscan_skip_ws(p, end);
 		if (p < end && *p == '}')
 			return found;
-		if (p >= end || *p != ',' || (p = skip_ws(p + 1, end)) >= end || *p != '"')
+		if (p >= end || *p != ',' || (p = ss_jscan_skip_ws(p + 1, end)) >= end || *p != '"')
 			return false;
 	}
 }
@@ -718,7 +781,7 @@ find_element(const char *p, const char *end, long index, const char **vs, const 
 {
 	const char *why;
 
-	p = skip_ws(p + 1, end);
+	p = ss_jscan_skip_ws(p + 1, end);
 	if (p >= end || *p == ']')
 		return false;
 	for (long i = 0;; i++) {
@@ -730,10 +793,10 @@ find_element(const char *p, const char *end, long index, const char **vs, const 
 			*ve = p;
 			return true;
 		}
-		p = skip_ws(p, end);
+		p = ss_jscan_skip_ws(p, end);
 		if (p >= end || *p != ',')
 			return false;
-		p = skip_ws(p + 1, end);
+		p = ss_jscan_skip_ws(p + 1, end);
 	}
 }
 
@@ -764,7 +827,7 @@ ss_jpath_find_from(const struct ss_jpath *path, int from, const char *p, const c
 	const char *why;
 
 	*type_error = false;
-	p = skip_ws(p, end);
+	p = ss_jscan_skip_ws(p, end);
 	const char *e = end; /* the document is valid: members are found before its end */
 	for (int i = from; i < path->nsteps; i++) {
 		const struct step *st = &path->steps[i];

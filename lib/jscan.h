@@ -1,12 +1,29 @@
 /* jscan: a validating JSON scanner over raw bytes, without building values.
  * Written by hand because libjq has no lazy mode: the fast tools in this field find a
  * field's raw bytes and splice records through unchanged instead of re-serializing.
- * All functions read [p, end) and never allocate. */
+ * All functions read [p, end) and never allocate, but ss_jscan_quote, which appends to
+ * the caller's buf. */
 #ifndef SS_JSCAN_H
 #define SS_JSCAN_H
 #include <stddef.h>
 #include <stdbool.h>
 
+#include "buf.h"
+
+/* JSON's whitespace: space, tab, newline, carriage return. */
+static inline bool
+ss_jscan_is_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+/* The first byte of [p,end) that is not whitespace, or end. */
+static inline const char *
+ss_jscan_skip_ws(const char *p, const char *end)
+{
+	while (p < end && ss_jscan_is_ws(*p))
+		p++;
+	return p;
+}
 /* Skip one JSON value (after leading whitespace) and return the byte after it, or NULL
  * when the text is not valid JSON (including invalid UTF-8 in strings, or nesting deeper
  * than 10000). On NULL, *why (if given) says what is wrong. */
@@ -24,6 +41,13 @@ bool ss_jscan_document_members(const char *p, const char *end, struct ss_jmember
 			       size_t *n, const char **why);
 /* Is [p,end) valid UTF-8 (no overlongs, no surrogates)? */
 bool ss_jscan_utf8(const char *p, const char *end);
+/* Append to b a JSON string literal for bytes [s, s+n): quoted, escaped; invalid UTF-8
+ * becomes U+FFFD, so the result is always valid JSON. Returns false if a replacement
+ * happened. */
+bool ss_jscan_quote(ss_buf *b, const char *s, size_t n);
+/* Append to b the characters of the valid JSON string literal [p,end) (quotes included),
+ * as jq reads them: a surrogate pair is one code point, a lone low surrogate U+FFFD. */
+void ss_jscan_unescape(ss_buf *b, const char *p, const char *end);
 
 /* A plain path: .a.b[0]."c d" — object keys and array indexes only. */
 struct ss_jpath;

@@ -579,44 +579,30 @@ ss_kafka_put_int(ss_buf *b, int64_t v)
 	ss_buf_add(b, p, (size_t)(e - p));
 }
 
-static bool
-is_ws(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-static const char *
-skip_ws(const char *p, const char *end)
-{
-	while (p < end && is_ws(*p))
-		p++;
-	return p;
-}
-
 /* In valid JSON [p,end): is it exactly {"base64": STRING}? Sets the string's span. */
 static bool
 is_base64_form(const char *p, const char *end, const char **s, const char **send)
 {
 	static const char key[] = "\"base64\"";
 
-	p = skip_ws(p, end);
+	p = ss_jscan_skip_ws(p, end);
 	if (p == end || *p != '{')
 		return false;
-	p = skip_ws(p + 1, end);
+	p = ss_jscan_skip_ws(p + 1, end);
 	if ((size_t)(end - p) < sizeof key - 1 || memcmp(p, key, sizeof key - 1) != 0)
 		return false;
-	p = skip_ws(p + sizeof key - 1, end);
+	p = ss_jscan_skip_ws(p + sizeof key - 1, end);
 	if (p == end || *p != ':')
 		return false;
-	p = skip_ws(p + 1, end);
+	p = ss_jscan_skip_ws(p + 1, end);
 	if (p == end || *p != '"')
 		return false;
 	*s = p;
 	*send = ss_jscan_value(p, end, NULL);
 	if (*send == NULL)
 		return false;
-	p = skip_ws(*send, end);
-	return p < end && *p == '}' && skip_ws(p + 1, end) == end;
+	p = ss_jscan_skip_ws(*send, end);
+	return p < end && *p == '}' && ss_jscan_skip_ws(p + 1, end) == end;
 }
 
 /* Can the bytes [s, end) stand in an envelope as their own JSON text and be read back
@@ -631,7 +617,7 @@ embeddable(const char *s, const char *end)
 	const char *b64, *b64end;
 	size_t len = (size_t)(end - s);
 
-	if (len == 0 || is_ws(s[0]) || is_ws(end[-1]) || s[0] == '"')
+	if (len == 0 || ss_jscan_is_ws(s[0]) || ss_jscan_is_ws(end[-1]) || s[0] == '"')
 		return false;
 	if (memchr(s, '\n', len) != NULL || memchr(s, '\r', len) != NULL)
 		return false;
@@ -653,7 +639,7 @@ static void
 put_string_or_base64(ss_buf *b, const char *s, size_t len)
 {
 	if (ss_jscan_utf8(s, s + len))
-		ss_buf_json_string(b, s, len);
+		ss_jscan_quote(b, s, len);
 	else
 		put_base64_form(b, s, len);
 }
@@ -738,7 +724,7 @@ put_header_object(ss_buf *b, rd_kafka_headers_t *hdrs, size_t n)
 		}
 		if (i > 0)
 			ss_buf_addc(b, ',');
-		ss_buf_json_string(b, name, strlen(name));
+		ss_jscan_quote(b, name, strlen(name));
 		ss_buf_addc(b, ':');
 		if (run > 1)
 			ss_buf_addc(b, '[');
@@ -785,89 +771,6 @@ ss_kafka_put_headers(ss_buf *b, rd_kafka_headers_t *hdrs)
 		put_header_list(b, hdrs, n);
 }
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = (char)(c | 0x20);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-static unsigned
-hex4(const char *p)
-{
-	unsigned v = 0;
-
-	for (int i = 0; i < 4; i++)
-		v = v << 4 | (unsigned)hexval(p[i]);
-	return v;
-}
-
-static void
-put_utf8(ss_buf *b, unsigned cp)
-{
-	char u[4];
-	size_t n;
-
-	if (cp < 0x80) {
-		u[0] = (char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		u[0] = (char)(0xc0 | cp >> 6);
-		u[1] = (char)(0x80 | (cp & 0x3f));
-		n = 2;
-	} else if (cp < 0x10000) {
-		u[0] = (char)(0xe0 | cp >> 12);
-		u[1] = (char)(0x80 | (cp >> 6 & 0x3f));
-		u[2] = (char)(0x80 | (cp & 0x3f));
-		n = 3;
-	} else {
-		u[0] = (char)(0xf0 | cp >> 18);
-		u[1] = (char)(0x80 | (cp >> 12 & 0x3f));
-		u[2] = (char)(0x80 | (cp >> 6 & 0x3f));
-		u[3] = (char)(0x80 | (cp & 0x3f));
-		n = 4;
-	}
-	ss_buf_add(b, u, n);
-}
-
-/* The characters of a valid JSON string literal [p,end) (quotes included) into b. */
-static void
-unescape(ss_buf *b, const char *p, const char *end)
-{
-	const char *run;
-
-	p++, end--;
-	while (p < end) {
-		for (run = p; p < end && *p != '\\'; p++)
-			;
-		ss_buf_add(b, run, (size_t)(p - run));
-		if (p == end)
-			break;
-		p++;
-		switch (*p++) {
-		case 'b': ss_buf_addc(b, '\b'); break;
-		case 'f': ss_buf_addc(b, '\f'); break;
-		case 'n': ss_buf_addc(b, '\n'); break;
-		case 'r': ss_buf_addc(b, '\r'); break;
-		case 't': ss_buf_addc(b, '\t'); break;
-		case 'u': {
-			unsigned cp = hex4(p);
-			p += 4;
-			/* jscan accepted it, so a high surrogate is followed by \uDC00-\uDFFF */
-			if (cp >= 0xd800 && cp < 0xdc00 && end - p >= 6 && p[0] == '\\' && p[1] == 'u') {
-				cp = 0x10000 + ((cp - 0xd800) << 10) + (hex4(p + 2) - 0xdc00);
-				p += 6;
-			}
-			put_utf8(b, cp);
-			break;
-		}
-		default: ss_buf_addc(b, p[-1]); break;
-		}
-	}
-}
-
 /* The bytes of a string literal: the span itself when it has no escapes. */
 static void
 string_bytes(const char *s, const char *send, ss_buf *scratch, const char **out, size_t *outlen)
@@ -878,7 +781,7 @@ string_bytes(const char *s, const char *send, ss_buf *scratch, const char **out,
 		return;
 	}
 	ss_buf_reset(scratch);
-	unescape(scratch, s, send);
+	ss_jscan_unescape(scratch, s, send);
 	*out = scratch->data != NULL ? scratch->data : "";
 	*outlen = scratch->len;
 }
@@ -889,8 +792,8 @@ ss_kafka_payload_bytes(const char *p, size_t len, ss_buf *scratch, const char **
 {
 	const char *end = p + len, *s, *send;
 
-	p = skip_ws(p, end);
-	while (end > p && is_ws(end[-1]))
+	p = ss_jscan_skip_ws(p, end);
+	while (end > p && ss_jscan_is_ws(end[-1]))
 		end--;
 	*isnull = false;
 	if (end - p == 4 && memcmp(p, "null", 4) == 0) {
@@ -934,15 +837,15 @@ add_header(rd_kafka_headers_t *h, const char *name, size_t nlen, const char *p, 
 	size_t vlen;
 	bool isnull, ok = true;
 
-	p = skip_ws(p, end);
+	p = ss_jscan_skip_ws(p, end);
 	if (*p == '[') {
-		p = skip_ws(p + 1, end);
+		p = ss_jscan_skip_ws(p + 1, end);
 		while (ok && *p != ']') {
 			const char *e = ss_jscan_value(p, end, NULL);
 			ok = add_header(h, name, nlen, p, e, why);
-			p = skip_ws(e, end);
+			p = ss_jscan_skip_ws(e, end);
 			if (*p == ',')
-				p = skip_ws(p + 1, end);
+				p = ss_jscan_skip_ws(p + 1, end);
 		}
 		return ok;
 	}
@@ -977,18 +880,18 @@ headers_object(rd_kafka_headers_t *h, const char *p, const char *end, const char
 	size_t nlen;
 	bool ok = true;
 
-	p = skip_ws(p + 1, end);
+	p = ss_jscan_skip_ws(p + 1, end);
 	while (ok && p < end && *p == '"') {
 		k = p;
 		kend = ss_jscan_value(k, end, NULL);
-		p = skip_ws(kend, end);
-		v = skip_ws(p + 1, end); /* after ':' */
+		p = ss_jscan_skip_ws(kend, end);
+		v = ss_jscan_skip_ws(p + 1, end); /* after ':' */
 		vend = ss_jscan_value(v, end, NULL);
 		string_bytes(k, kend, &kscratch, &name, &nlen);
 		ok = add_named(h, name, nlen, v, vend, why);
-		p = skip_ws(vend, end);
+		p = ss_jscan_skip_ws(vend, end);
 		if (p < end && *p == ',')
-			p = skip_ws(p + 1, end);
+			p = ss_jscan_skip_ws(p + 1, end);
 	}
 	ss_buf_free(&kscratch);
 	return ok;
@@ -1004,16 +907,16 @@ header_pair(rd_kafka_headers_t *h, const char *p, const char *end, ss_buf *scrat
 	size_t nlen;
 	bool isnull;
 
-	p = skip_ws(p, end);
-	if (*p != '[' || *(n = skip_ws(p + 1, end)) == ']')
+	p = ss_jscan_skip_ws(p, end);
+	if (*p != '[' || *(n = ss_jscan_skip_ws(p + 1, end)) == ']')
 		goto bad;
 	nend = ss_jscan_value(n, end, NULL);
-	p = skip_ws(nend, end);
+	p = ss_jscan_skip_ws(nend, end);
 	if (*p != ',')
 		goto bad;
-	v = skip_ws(p + 1, end);
+	v = ss_jscan_skip_ws(p + 1, end);
 	vend = ss_jscan_value(v, end, NULL);
-	if (*skip_ws(vend, end) != ']')
+	if (*ss_jscan_skip_ws(vend, end) != ']')
 		goto bad;
 	if (*n != '"' && !is_base64_form(n, nend, &b64, &b64end)) {
 		*why = "a header name must be a string or {\"base64\":...}";
@@ -1035,13 +938,13 @@ headers_list(rd_kafka_headers_t *h, const char *p, const char *end, const char *
 	const char *e;
 	bool ok = true;
 
-	p = skip_ws(p + 1, end);
+	p = ss_jscan_skip_ws(p + 1, end);
 	while (ok && p < end && *p != ']') {
 		e = ss_jscan_value(p, end, NULL);
 		ok = header_pair(h, p, e, &scratch, why);
-		p = skip_ws(e, end);
+		p = ss_jscan_skip_ws(e, end);
 		if (p < end && *p == ',')
-			p = skip_ws(p + 1, end);
+			p = ss_jscan_skip_ws(p + 1, end);
 	}
 	ss_buf_free(&scratch);
 	return ok;
@@ -1054,7 +957,7 @@ ss_kafka_headers_from_json(const char *p, size_t len, rd_kafka_headers_t **out, 
 	bool ok;
 
 	*out = NULL;
-	p = skip_ws(p, end);
+	p = ss_jscan_skip_ws(p, end);
 	if (end - p >= 4 && memcmp(p, "null", 4) == 0)
 		return true;
 	if (p == end || (*p != '{' && *p != '[')) {

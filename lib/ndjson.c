@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include "diag.h"
 #include "wfile.h"
 #include "jscan.h"
+#include "proc.h"
 #include "sstime.h"
 
 /* ---- --on-error ---- */
@@ -52,13 +52,13 @@ write_deadletter(struct ss_errpolicy *pol, const char *source, uint64_t line,
 	ss_buf b = {0};
 
 	ss_buf_adds(&b, "{\"source\":");
-	ss_buf_json_string(&b, source, strlen(source));
+	ss_jscan_quote(&b, source, strlen(source));
 	char num[32];
 	snprintf(num, sizeof num, ",\"line\":%llu,\"reason\":", (unsigned long long)line);
 	ss_buf_adds(&b, num);
-	ss_buf_json_string(&b, reason, strlen(reason));
+	ss_jscan_quote(&b, reason, strlen(reason));
 	ss_buf_adds(&b, ",\"raw\":");
-	if (!ss_buf_json_string(&b, raw, len)) {
+	if (!ss_jscan_quote(&b, raw, len)) {
 		/* not UTF-8: keep the exact bytes as well */
 		ss_buf_adds(&b, ",\"raw_base64\":\"");
 		ss_buf_base64(&b, raw, len);
@@ -221,7 +221,8 @@ make_room(ss_reader *r)
 	}
 }
 
-/* One read(2); returns bytes read, 0 at end of input. */
+/* One read(2); returns bytes read, 0 at end of input, -1 when it would block or a
+ * signal caught (lib/proc.h) cut it short. */
 static ssize_t
 fill(ss_reader *r)
 {
@@ -234,9 +235,9 @@ fill(ss_reader *r)
 				r->eof = true;
 			return n;
 		}
-		if (errno == EINTR)
+		if (errno == EINTR && !ss_proc_signal())
 			continue;
-		if (errno == EAGAIN)
+		if (errno == EINTR || errno == EAGAIN)
 			return -1;
 		ss_diag_die(SS_EXIT_DATA, "%s: read: %s", r->name, strerror(errno));
 	}
@@ -260,7 +261,8 @@ ss_reader_next(ss_reader *r, const char **line, size_t *len)
 			return 0;
 		if (r->idle && !readable_now(r->fd))
 			r->idle(r->idle_arg);
-		fill(r);
+		if (fill(r) < 0 && ss_proc_signal())
+			return -1;
 	}
 }
 
@@ -331,7 +333,7 @@ ss_writer_new(int fd, const char *name)
 
 	/* A closed pipe is reported as EPIPE and ends the tool quietly in flush(), after
 	 * atexit handlers have committed state; the default SIGPIPE would skip them. */
-	signal(SIGPIPE, SIG_IGN);
+	ss_proc_ignore_pipe();
 	w->fd = fd;
 	w->name = ss_xstrdup(name);
 	w->len = 0;
@@ -354,7 +356,7 @@ write_all(ss_writer *w, const char *p, size_t n)
 				continue;
 			}
 			if (errno == EPIPE)
-				exit(128 + SIGPIPE);
+				ss_diag_exit(SS_EXIT_PIPE);
 			ss_diag_die(SS_EXIT_DATA, "%s: write: %s", w->name, strerror(errno));
 		}
 		p += k;
@@ -416,7 +418,7 @@ void
 ss_writer_json_string(ss_writer *w, const char *s, size_t len)
 {
 	ss_buf_reset(&w->scratch);
-	ss_buf_json_string(&w->scratch, s, len);
+	ss_jscan_quote(&w->scratch, s, len);
 	ss_writer_write(w, w->scratch.data, w->scratch.len);
 }
 

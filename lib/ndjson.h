@@ -1,6 +1,7 @@
 /* ndjson: reading and writing newline-delimited JSON.
  * A reader owns its line buffer; a line returned stays valid until the next read.
- * A writer owns its buffer and its FILE/fd; ss_ndjson_writer_close flushes, checks and frees. */
+ * A writer owns its buffer, not its fd; every write is checked, ss_writer_free flushes
+ * and frees. */
 #ifndef SS_NDJSON_H
 #define SS_NDJSON_H
 #include <stdbool.h>
@@ -34,7 +35,8 @@ void ss_reader_free(ss_reader *r);
 /* Called before the reader would block waiting for input (flush output, commit state). */
 void ss_reader_set_idle(ss_reader *r, void (*idle)(void *), void *arg);
 /* Next line without its '\n' or "\r\n" (a final line without '\n' counts too).
- * Returns 1 with line and len set, 0 at end of input. Exits 1 on a read error. */
+ * Returns 1 with line and len set, 0 at end of input, -1 when a signal caught with
+ * ss_proc_catch cut a wait for input short. Exits 1 on a read error. */
 int ss_reader_next(ss_reader *r, const char **line, size_t *len);
 /* Non-blocking variant for poll loops: 1 line, 0 end of input, -1 would block. */
 int ss_reader_try_next(ss_reader *r, const char **line, size_t *len);
@@ -55,7 +57,7 @@ bool ss_ndjson_blank(const char *line, size_t len);
 
 typedef struct ss_writer ss_writer;
 /* Buffered writer on fd (not closed). Writes are checked: EPIPE ends the process quietly
- * (status 141 like SIGPIPE would), other errors exit 1 with a message. */
+ * (SS_EXIT_PIPE, 141, as SIGPIPE would), other errors exit 1 with a message. */
 ss_writer *ss_writer_new(int fd, const char *name);
 void ss_writer_write(ss_writer *w, const char *buf, size_t len);
 /* Flush now unless n more bytes fit: a line written in pieces after it goes out whole. */

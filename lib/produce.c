@@ -6,7 +6,6 @@
  * delivered: every line before the oldest record not yet delivered. */
 #include <errno.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "diag.h"
 #include "expr.h"
 #include "jscan.h"
+#include "proc.h"
 #include "produce.h"
 #include "sstime.h"
 
@@ -69,14 +69,6 @@ struct record {
 	int32_t partition;
 	int64_t ts_ms; /* 0: now */
 };
-
-static volatile sig_atomic_t got_signal;
-
-static void
-on_signal(int sig)
-{
-	got_signal = sig;
-}
 
 void
 ss_produce_opts_init(struct ss_produce_opts *o)
@@ -414,7 +406,7 @@ print_dry(struct producer *pr, const struct record *r)
 
 	ss_buf_reset(b);
 	ss_buf_adds(b, "{\"topic\":");
-	ss_buf_json_string(b, pr->o->topic, strlen(pr->o->topic));
+	ss_jscan_quote(b, pr->o->topic, strlen(pr->o->topic));
 	ss_buf_adds(b, ",\"partition\":");
 	if (r->partition == RD_KAFKA_PARTITION_UA)
 		ss_buf_adds(b, "null");
@@ -584,7 +576,7 @@ read_input(struct producer *pr)
 	int rc;
 
 	for (;;) {
-		if (got_signal && deadline == 0)
+		if (ss_proc_signal() && deadline == 0)
 			deadline = ss_time_mono() + 1000000000;
 		if (deadline != 0 && ss_time_mono() > deadline)
 			break;
@@ -658,11 +650,9 @@ int
 ss_produce_run(struct ss_produce_opts *o)
 {
 	struct producer pr = {.o = o, .ack_limit = UINT64_MAX};
-	struct sigaction sa = {.sa_handler = on_signal};
 	int status;
 
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	ss_proc_catch();
 	field_init(&pr.key, o->key, "--key", ".key", o->envelope);
 	field_init(&pr.value, o->value, "--value", ".value", o->envelope);
 	field_init(&pr.headers, o->headers, "--headers", ".headers", o->envelope);
@@ -690,9 +680,7 @@ ss_produce_run(struct ss_produce_opts *o)
 	free(pr.fl.done);
 	if (pr.failed > MAX_REPORTED)
 		ss_diag_warn("%llu records not delivered in all", (unsigned long long)pr.failed);
-	status = pr.failed > 0 ? pr.fail_status : 0;
-	if (status == 0 && got_signal)
-		status = 128 + got_signal;
+	status = ss_proc_status(pr.failed > 0 ? pr.fail_status : 0);
 	ss_reader_free(pr.in);
 	field_free(&pr.key);
 	field_free(&pr.value);

@@ -523,7 +523,7 @@ eval_members(const struct ss_jpath *identity, const struct ss_proj_root *root, s
 		const struct ss_proj_member *m = &root->members[i];
 		if (i)
 			ss_buf_addc(out, ',');
-		ss_buf_json_string(out, m->name, strlen(m->name));
+		ss_jscan_quote(out, m->name, strlen(m->name));
 		ss_buf_addc(out, ':');
 		eval_steps(identity, 0, m->raw, m->len, out);
 	}

@@ -1,5 +1,6 @@
 #include "sstime.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -357,4 +358,13 @@ int64_t
 ss_time_mono_ms(void)
 {
 	return ss_time_mono() / 1000000;
+}
+
+void
+ss_time_sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
 }

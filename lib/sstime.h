@@ -1,4 +1,5 @@
-/* sstime: event times and durations as MISSION.md defines them.
+/* sstime: event times and durations as every tool reads them (man ss.7, Event time,
+ * Durations).
  * Times are int64 nanoseconds since the epoch (UTC); durations are int64 nanoseconds. */
 #ifndef SS_SSTIME_H
 #define SS_SSTIME_H
@@ -33,4 +34,6 @@ int64_t ss_time_now(void);
 int64_t ss_time_mono(void);
 /* Monotonic now in ms (deadlines counted against librdkafka's ms timeouts). */
 int64_t ss_time_mono_ms(void);
+/* Sleep ms milliseconds, all of them: a signal caught meanwhile does not cut it short. */
+void ss_time_sleep_ms(int ms);
 #endif

@@ -12,6 +12,7 @@
 #include "diag.h"
 #include "wfile.h"
 #include "statefile.h"
+#include "sstime.h"
 
 #define KIND_NONE SS_STATE_ANY     /* a file with nothing of ss in it (new, or empty) */
 #define KIND_FOREIGN SS_STATE__N   /* some other application's database */
@@ -353,15 +354,6 @@ ss_statefile_done(sqlite3_stmt *st, const char *path, const char *what)
 	sqlite3_reset(st);
 }
 
-static void
-sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
-
 void
 ss_statefile_wal(sqlite3 *db, const char *path)
 {
@@ -371,7 +363,7 @@ ss_statefile_wal(sqlite3 *db, const char *path)
 			break;
 		if (!busy(rc) || i == 50)
 			ss_statefile_die(db, path, rc, "journal_mode=WAL");
-		sleep_ms(100);
+		ss_time_sleep_ms(100);
 	}
 	ss_statefile_exec(db, path, "PRAGMA synchronous=NORMAL", "synchronous=NORMAL");
 }

@@ -458,3 +458,26 @@ for k in sorted(last):
 	(echo '{"key":1}'; sleep 0.6; echo '{"key":2}') | ss-cache "$T/st2.db" put --progress 2>"$T/err2"
 	grep -aq 'ss-cache: 2 records' "$T/err2"
 }
+
+@test "put: SIGINT or SIGTERM stops it at a record, commits what came before, exits 128+N" {
+	for sig in INT TERM; do
+		rm -f "$T"/st.db* "$T/in"
+		mkfifo "$T/in"
+		ss-cache "$T/st.db" put --key .timestamp --on-error skip <"$T/in" 2>"$T/err" &
+		pid=$!
+		exec 7>"$T/in"
+		{ weather; echo 'not json'; } >&7
+		for _ in $(seq 100); do grep -q 'skipped' "$T/err" && break; sleep 0.1; done
+		kill -"$sig" "$pid"
+		for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+		st=0
+		wait "$pid" || st=$?
+		exec 7>&-
+		assert_equal "$st" $((128 + $(kill -l "$sig")))
+		run ss-cache "$T/st.db" scan --values
+		assert_output "$(weather)"
+		# an exit, not a death: the summary says what was done
+		grep -q 'ss-cache: 3 stored, 0 skipped as replays, 1 rejected' "$T/err"
+	done
+}

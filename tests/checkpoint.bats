@@ -863,3 +863,61 @@ print(max([len(l.rstrip("\n")) for l in sys.stdin.buffer.read().decode().splitli
 		--dependency news=1h --events "$T/events" >/dev/null
 	[ "$(q "SELECT dependency, began = $n - 3 * $H / 4, ended > began FROM ss_checkpoint_episode")" = "weather|1|1" ]
 }
+
+# stopped_cleanly SIG PID: PID exited, not died, with 128+SIG; the heartbeat $DOWN reading
+# its output was told so (its stderr is $T/err2) and ended
+stopped_cleanly() {
+	local st=0
+	wait_until not_running "$2"
+	wait "$2" || st=$?
+	assert_equal "$st" $((128 + $(kill -l "$1")))
+	wait_until not_running "$DOWN"
+	grep -q "its writer failed (exit $st)" "$T/err2"
+}
+
+# downstream: a heartbeat reading the fifo $T/mid into $T/out; sets DOWN
+downstream() {
+	hb activity downstream <"$T/mid" >"$T/out" 2>"$T/err2" &
+	DOWN=$!
+}
+
+@test "heartbeat: SIGINT or SIGTERM stops it between records, commits and tells its reader, 128+N" {
+	for sig in INT TERM; do
+		rm -f "$T"/st.db* "$T/in" "$T/mid"
+		mkfifo "$T/in" "$T/mid"
+		ss-checkpoint "$T/st.db" heartbeat activity weather <"$T/in" >"$T/mid" 2>"$T/err" &
+		pid=$!
+		downstream
+		exec 8>"$T/in"
+		{ wth 10:00; wth 11:00; } >&8
+		wait_until lines "$T/out" 2
+		kill -"$sig" "$pid"
+		stopped_cleanly "$sig" "$pid"
+		exec 8>&-
+		run ss-checkpoint "$T/st.db" status activity --json
+		[ "$(jq -r '.dependencies[] | select(.dependency == "weather") | .marker' <<<"$output")" = "2023-01-01T11:00:00Z" ]
+	done
+}
+
+@test "pulse: SIGINT or SIGTERM stops it, paused too, commits and tells its reader, 128+N" {
+	for sig in INT TERM; do
+		rm -f "$T"/st.db* "$T/in" "$T/mid" "$T/events"
+		{ wth 10:00; wth 11:00; } | hb activity weather >/dev/null
+		mkfifo "$T/in" "$T/mid"
+		ss-checkpoint "$T/st.db" pulse activity --ts .value.timestamp --events "$T/events" \
+			--dependency weather --threshold 1h <"$T/in" >"$T/mid" 2>"$T/err" &
+		PULSE=$!
+		downstream
+		exec 8>"$T/in"
+		envl 0 10:30 swimming >&8
+		envl 1 12:30 shopping >&8
+		envl 2 13:10 lunch >&8
+		wait_until has_events downtime 1
+		wait_until lines "$T/out" 2
+		kill -"$sig" "$PULSE"
+		stopped_cleanly "$sig" "$PULSE"
+		exec 8>&-
+		PULSE=
+		[ "$(jq -r .value.value "$T/out" | paste -sd' ')" = "swimming shopping" ]
+	done
+}

@@ -152,6 +152,13 @@ test_jscan(void)
 	CHECK(!ss_jscan_document(deep, deep + 600, &why) && strcmp(why, "nesting too deep") == 0);
 	CHECK(ss_jscan_document(deep + 50, deep + 550, NULL));
 	CHECK(ss_jscan_utf8("é🌞", "é🌞" + strlen("é🌞")));
+
+	/* a string literal's characters: escapes, a surrogate pair, a lone low half */
+	static const char lit[] = "\"a\\\"\\n\\u00e9\\ud83c\\udf1e\\udc00\"";
+	ss_buf u = {0};
+	ss_jscan_unescape(&u, lit, lit + strlen(lit));
+	CHECK(strcmp(ss_buf_cstr(&u), "a\"\né🌞\xef\xbf\xbd") == 0);
+	ss_buf_free(&u);
 }
 
 static const char *
@@ -289,7 +296,7 @@ test_buf(void)
 	CHECK(ss_buf_unbase64(&d, b.data, b.len) && d.len == 4 && memcmp(d.data, "bad\xff", 4) == 0);
 	CHECK(!ss_buf_unbase64(&d, "a*b", 3));
 	ss_buf_reset(&b);
-	CHECK(!ss_buf_json_string(&b, "a\"\n\x01\xff", 5));
+	CHECK(!ss_jscan_quote(&b, "a\"\n\x01\xff", 5));
 	CHECK(strcmp(ss_buf_cstr(&b), "\"a\\\"\\n\\u0001\\ufffd\"") == 0);
 	ss_buf_free(&b);
 	ss_buf_free(&d);

@@ -1,0 +1,20 @@
+/* proc: how a tool ends on a signal, one way for every tool (man ss.7, EXIT STATUS).
+ * SIGINT and SIGTERM only set a flag, process-wide: the tool looks at it between
+ * records, stops there, writes out and commits what it did, and ends with 128+N. A
+ * closed pipe is an error (EPIPE) that the writer turns into SS_EXIT_PIPE, not a signal
+ * that would skip the exit handlers. Nothing here allocates. */
+#ifndef SS_PROC_H
+#define SS_PROC_H
+
+/* Catch SIGINT and SIGTERM. Without SA_RESTART: a wait (poll, read, sleep) is cut
+ * short with EINTR, so the caller looks at the flag at once. */
+void ss_proc_catch(void);
+/* Ignore SIGPIPE: a write to a closed pipe fails with EPIPE instead. */
+void ss_proc_ignore_pipe(void);
+/* The signal caught, 0 if none. */
+int ss_proc_signal(void);
+/* A run's exit status: status itself, or 128+N when it is 0 and signal N was caught. */
+int ss_proc_status(int status);
+/* After a signal: exit 128+N, the exit handlers committing what was done. */
+void ss_proc_exit_if_signalled(void);
+#endif
