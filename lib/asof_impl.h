@@ -186,6 +186,9 @@ struct ss_asof {
 	uint64_t uncommitted; /* records since the last state commit */
 	ss_buf obuf;
 	struct asof_in lin, rin;
+	/* asof.c: a bad record is about to end the run (asof_parse.c, --on-error fail): the
+	 * held records go out first */
+	void (*finish_held)(ss_asof *j);
 	const char *lname, *rname;
 	ss_reader *lrd, *rrd; /* the inputs while a run reads them (one input: lrd) */
 	ss_progress *progress; /* the live line, or NULL */
@@ -240,11 +243,12 @@ void asof_heap_push(struct asof_heap *h, struct asof_held *x);
 struct asof_held *asof_heap_pop(struct asof_heap *h);
 void asof_heap_remove(struct asof_heap *h, struct asof_held *x);
 void asof_heap_fix(struct asof_heap *h, struct asof_held *x);
+/* The answer for a left record at t among the latest right record at or before it (b)
+ * and the earliest at or after it (f), either NULL: by --direction and --tolerance. */
+const struct asof_right *asof_pick(const ss_asof *j, int64_t t, const struct asof_right *b,
+				   const struct asof_right *f);
 
-/* asof.c: the engine, fed one parsed record at a time. */
-/* A left record is about to be answered: exit 1 if the right input had no record (every
- * answer would be null) unless --allow-empty-right. */
-void asof_check_right_empty(ss_asof *j);
+/* asof_parse.c: records parsed (asof_in), bad ones reported. */
 bool asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in);
 /* What asof_parse does besides parsing for a good record of a batch that was parsed
  * elsewhere (asof_ahead.c). */
@@ -252,6 +256,13 @@ void asof_parsed(ss_asof *j, bool left, const struct asof_in *in);
 /* A line of the one input (--left-topic/--right-topic), parsed into j->lin or j->rin as
  * *left says; false for a blank or rejected one (another topic, no envelope). */
 bool asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *left);
+/* The event time of a line, unvalidated and unreported: for checking an order only. */
+bool asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t *t);
+
+/* asof.c: the engine, fed one parsed record at a time. */
+/* A left record is about to be answered: exit 1 if the right input had no record (every
+ * answer would be null) unless --allow-empty-right. */
+void asof_check_right_empty(ss_asof *j);
 /* Marks of a result an approximation touched (chosen by a flag), and of what was said
  * once on stderr. */
 enum {
@@ -263,10 +274,6 @@ enum {
  * the marks (ASOF_MARK_*). */
 void asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r,
 	       int64_t revision, unsigned mark);
-/* The answer for a left record at t among the latest right record at or before it (b)
- * and the earliest at or after it (f), either NULL: by --direction and --tolerance. */
-const struct asof_right *asof_pick(const ss_asof *j, int64_t t, const struct asof_right *b,
-				   const struct asof_right *f);
 void asof_left(ss_asof *j, const struct asof_in *in);
 void asof_right(ss_asof *j, const struct asof_in *in);
 void asof_right_end(ss_asof *j);
@@ -326,8 +333,6 @@ void asof_index_match_batch(struct asof_index *ix, ss_asof *j, const struct asof
 void asof_index_free(struct asof_index *ix);
 /* Answer every held record from j->index (built in the middle of a merge). */
 void asof_answer_held(ss_asof *j);
-/* The event time of a line, unvalidated and unreported: for checking an order only. */
-bool asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t *t);
 
 /* asof_ahead.c: a regular file of a batch parsed ahead on a thread. Started on a reader
  * not read yet (or rewound), when the side's --on and --by are plain paths and
