@@ -278,8 +278,6 @@ void asof_left(ss_asof *j, const struct asof_in *in);
 void asof_right(ss_asof *j, const struct asof_in *in);
 void asof_right_end(ss_asof *j);
 void asof_tick(ss_asof *j);
-/* Redraw the live line if one is shown and it is time (asof_run.c): cheap per record. */
-void asof_progress(ss_asof *j);
 int asof_poll_timeout(const ss_asof *j);
 bool asof_done(const ss_asof *j);
 void asof_idle(void *j);
@@ -353,10 +351,13 @@ uint64_t asof_ahead_lineno(const struct asof_ahead *a);
 bool asof_ahead_in_order(ss_asof *j, ss_reader *r, bool left, bool *sorted);
 /* Stop the thread (it may be waiting for room) and free everything; NULL is fine. */
 void asof_ahead_stop(struct asof_ahead *a);
-/* asof_run.c: the next good record of a regular file (parsed ahead or read here), and
+
+/* asof_read.c: the next good record of a regular file (parsed ahead or read here), and
  * the offset of its line. */
 bool asof_next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in);
 uint64_t asof_record_offset(const ss_asof *j, const ss_reader *r, bool left);
+/* Redraw the live line if one is shown and it is time: cheap per record. */
+void asof_progress(ss_asof *j);
 
 /* asof_wm.c: the partition-aware right watermark and left time. */
 struct asof_part *asof_part_get(struct asof_parts *ps, const char *topic, int32_t partition);

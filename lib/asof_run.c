@@ -53,31 +53,6 @@ regular(ss_reader *r)
 	return fstat(ss_reader_fd(r), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* Next good record of a regular file into in; false at its end. Parsed ahead on a
- * thread when one was started for the side (asof_ahead.c). */
-bool
-asof_next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in)
-{
-	struct asof_ahead *a = left ? j->lahead : j->rahead;
-	const char *line;
-	size_t len;
-
-	if (a != NULL)
-		return asof_ahead_next(j, a, left, in);
-	while (ss_reader_next(r, &line, &len) == 1)
-		if (asof_parse(j, left, line, len, ss_reader_lineno(r), in))
-			return true;
-	return false;
-}
-
-uint64_t
-asof_record_offset(const ss_asof *j, const ss_reader *r, bool left)
-{
-	const struct asof_ahead *a = left ? j->lahead : j->rahead;
-
-	return a != NULL ? asof_ahead_offset(a) : ss_reader_offset(r);
-}
-
 static void
 stop_ahead(ss_asof *j)
 {
@@ -503,18 +478,6 @@ run_live(ss_asof *j, ss_reader *l, ss_reader *r)
 		asof_idle(j);
 		wait_for_input(j, l, r);
 	}
-}
-
-void
-asof_progress(ss_asof *j)
-{
-	int64_t done = 0;
-
-	if (j->progress == NULL)
-		return;
-	if (j->in_size > 0)
-		done = (int64_t)(asof_record_offset(j, j->lrd, true) + asof_record_offset(j, j->rrd, false));
-	ss_progress_update(j->progress, (int64_t)(j->n.left + j->n.right), done, j->in_size);
 }
 
 /* The live line over two files: on a terminal, or when asked (--progress). */
