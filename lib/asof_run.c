@@ -4,14 +4,17 @@
  * with a state, applied whole first. Streams are read as data arrives, with poll(),
  * never blocking on one side while the other has data, and what their writers tell
  * beside them (lib/feed.h) is taken in. One input carrying both sides is read in its
- * own order, or, a file, right records first. */
+ * own order, or, a file, right records first. At the end, with --acks, the deliverer is
+ * waited for. */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "asof_impl.h"
 #include "diag.h"
@@ -638,4 +641,31 @@ ss_asof_run_one(ss_asof *j, const char *input)
 	ss_reader_free(rd);
 	j->lrd = NULL;
 	return SS_EXIT_OK;
+}
+
+/* At the end: how long the deliverer may report no progress, and how often to look. */
+#define AWAIT_STALL_NS (2 * INT64_C(1000000000))
+#define AWAIT_POLL_NS (20 * INT64_C(1000000))
+
+void
+ss_asof_await_delivery(ss_asof *j)
+{
+	uint64_t before = j->delivered;
+	int64_t moved = ss_time_mono();
+
+	if (j->acks == NULL)
+		return;
+	while ((j->delivered = ss_acks_delivered(j->acks)) < j->lines_out) {
+		int64_t now = ss_time_mono();
+		if (j->delivered != before) {
+			before = j->delivered;
+			moved = now;
+		} else if (now - moved >= AWAIT_STALL_NS) {
+			ss_diag_warn("%s: %" PRIu64 " results not reported delivered: kept, written again "
+				     "by the next run", ss_acks_path(j->acks), j->lines_out - j->delivered);
+			break;
+		}
+		nanosleep(&(struct timespec){.tv_nsec = AWAIT_POLL_NS}, NULL);
+	}
+	asof_idle(j);
 }
