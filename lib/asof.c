@@ -1475,7 +1475,6 @@ ss_asof_free(ss_asof *j)
 	free(j->oq);
 	ss_reader_free(j->lrd);
 	ss_reader_free(j->rrd);
-	asof_index_free(j->index);
 	free(j->near[0].raw);
 	free(j->near[1].raw);
 	free(j->heap.v);

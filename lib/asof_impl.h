@@ -178,7 +178,8 @@ struct ss_asof {
 			     complete, every result is final when written (asof_run.c) */
 	bool revision0;   /* --emit revise over files: each result written once, revision 0 */
 	bool right_whole; /* the right input is a file read whole first: nothing in it is late */
-	struct asof_index *index; /* the right file, indexed whole (asof_index.c), or NULL */
+	struct asof_index *index; /* the right file, indexed whole (asof_index.c), or NULL: built
+				   and freed by the batch run (asof_run.c) */
 	struct asof_ahead *lahead, *rahead; /* a file parsed ahead on a thread (asof_ahead.c), or NULL */
 	uint64_t rquiet;  /* right lines up to this one were reported already (a re-read) */
 	bool left_eof, right_eof;

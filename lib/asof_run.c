@@ -518,6 +518,8 @@ ss_asof_run(ss_asof *j, const char *left, const char *right)
 		else
 			run_indexed(j, l, r, false);
 		stop_ahead(j);
+		asof_index_free(j->index);
+		j->index = NULL;
 	} else {
 		j->rfeed = ss_feed_find(ss_reader_fd(r));
 		if (regular(r))
