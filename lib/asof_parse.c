@@ -1,8 +1,8 @@
 /* Parsing the join's records: a line validated, its time (--on) and key (--by) read into
  * a struct asof_in, a bad one reported by the --on-error policy (the engine's held
  * records sent first when that ends the run: j->finish_held). Below the engine: the
- * input loop (asof_run.c), the reader (asof_read.c) and the threads parsing ahead
- * (asof_ahead.c) call it. */
+ * input loop (asof_run.c), the reader (asof_read.c) and, on the main thread, the files
+ * parsed ahead (asof_ahead.c: the lines its thread left) call it. */
 #include <string.h>
 
 #include "asof_impl.h"
