@@ -975,14 +975,8 @@ release_final(ss_asof *j)
 }
 
 void
-asof_tick(ss_asof *j)
+asof_join_tick(ss_asof *j)
 {
-	if (j->top == NULL && ss_feed_refresh(j->rfeed, false))
-		j->feed_gen++;
-	if (j->dir) {
-		asof_dir_tick(j);
-		return;
-	}
 	if (j->feed_synced != asof_top(j)->feed_gen) {
 		asof_wm_feed(j); /* the right input's writer said more */
 		if (asof_wm_update(j))
@@ -1027,20 +1021,16 @@ max_delay_timeout(const ss_asof *j)
 }
 
 int
-asof_poll_timeout(const ss_asof *j)
+asof_join_timeout(const ss_asof *j)
 {
-	if (j->dir)
-		return asof_dir_timeout(j);
 	int a = max_delay_timeout(j), b = asof_wm_timeout(j);
 
 	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
 bool
-asof_done(const ss_asof *j)
+asof_join_done(const ss_asof *j)
 {
-	if (j->dir)
-		return asof_dir_done(j);
 	return j->left_eof && (j->right_eof || (j->heap.n == 0 && j->spilled == 0));
 }
 
@@ -1232,14 +1222,10 @@ right_seq(ss_asof *j, const struct asof_in *in)
 }
 
 void
-asof_right(ss_asof *j, const struct asof_in *in)
+asof_join_right(ss_asof *j, const struct asof_in *in)
 {
 	bool keep = in->has_env && j->st; /* exactly once needs the state file */
 
-	if (j->dir) {
-		asof_dir_right(j, in);
-		return;
-	}
 	if (keep && asof_state_seen(j->st, &in->env)) {
 		j->n.replayed++;
 		asof_wm_seen(j, false, &in->env);
@@ -1300,12 +1286,8 @@ find_open(struct asof_key *k, const struct asof_in *in)
 }
 
 void
-asof_left(ss_asof *j, const struct asof_in *in)
+asof_join_left(ss_asof *j, const struct asof_in *in)
 {
-	if (j->dir) {
-		asof_dir_left(j, in);
-		return;
-	}
 	bool keep = in->has_env && j->st; /* exactly once needs the state file */
 	bool replay = keep && asof_state_seen(j->st, &in->env);
 
@@ -1361,21 +1343,16 @@ asof_left(ss_asof *j, const struct asof_in *in)
 }
 
 bool
-asof_applied(ss_asof *j, const struct ss_envelope *env)
+asof_join_applied(ss_asof *j, const struct ss_envelope *env)
 {
-	if (j->dir)
-		return asof_dir_applied(j, env);
 	return j->st != NULL && asof_state_seen(j->st, env);
 }
 
 void
-asof_right_end(ss_asof *j)
+asof_join_right_end(ss_asof *j)
 {
 	j->right_eof = true;
-	if (j->dir)
-		asof_dir_right_end(j);
-	else
-		release_final(j);
+	release_final(j);
 }
 
 void

@@ -275,17 +275,16 @@ enum {
  * the marks (ASOF_MARK_*). */
 void asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r,
 	       int64_t revision, unsigned mark);
-void asof_left(ss_asof *j, const struct asof_in *in);
-void asof_right(ss_asof *j, const struct asof_in *in);
-void asof_right_end(ss_asof *j);
-void asof_tick(ss_asof *j);
-int asof_poll_timeout(const ss_asof *j);
-bool asof_done(const ss_asof *j);
+/* One join's side of the router's entry points (asof_dir.c: asof_left ...). */
+void asof_join_left(ss_asof *j, const struct asof_in *in);
+void asof_join_right(ss_asof *j, const struct asof_in *in);
+void asof_join_right_end(ss_asof *j);
+void asof_join_tick(ss_asof *j);
+int asof_join_timeout(const ss_asof *j);
+bool asof_join_done(const ss_asof *j);
+bool asof_join_applied(ss_asof *j, const struct ss_envelope *env);
 void asof_idle(void *j);
 void asof_held_link(ss_asof *j, struct asof_held *h);
-/* Has this enveloped right or left record been applied, in this run or an earlier one
- * (the state's offsets)? */
-bool asof_applied(ss_asof *j, const struct ss_envelope *env);
 /* A partition-join of top for partition number partition, with its state in path
  * (borrowed until ss_asof_free). */
 ss_asof *asof_join_new(ss_asof *top, const char *path, int32_t partition);
@@ -294,19 +293,23 @@ void asof_counters_add(struct asof_counters *sum, const struct asof_counters *c)
 void asof_totals(const ss_asof *j, struct asof_counters *c, size_t *held);
 
 /* asof_dir.c: --state-dir, the router over partition-joins. */
+/* The join's entry points, for the input loop: to the one join (asof_join_*), or with
+ * --state-dir to the partition-join of the record's partition (or to each). */
+void asof_left(ss_asof *j, const struct asof_in *in);
+void asof_right(ss_asof *j, const struct asof_in *in);
+void asof_right_end(ss_asof *j);
+void asof_tick(ss_asof *j);
+int asof_poll_timeout(const ss_asof *j);
+bool asof_done(const ss_asof *j);
+/* Has this enveloped right or left record been applied, in this run or an earlier one
+ * (the state's offsets)? */
+bool asof_applied(ss_asof *j, const struct ss_envelope *env);
 struct asof_dir *asof_dir_open(const char *path);
 /* Open the partitions whose files keep results of an earlier run, to write them again. */
 void asof_dir_resend(ss_asof *top);
 /* Commit and release every partition-join, free the router. */
 void asof_dir_free(ss_asof *top);
-void asof_dir_left(ss_asof *top, const struct asof_in *in);
-void asof_dir_right(ss_asof *top, const struct asof_in *in);
-void asof_dir_right_end(ss_asof *top);
-void asof_dir_tick(ss_asof *top);
-int asof_dir_timeout(const ss_asof *top);
-bool asof_dir_done(const ss_asof *top);
 void asof_dir_commit(ss_asof *top);
-bool asof_dir_applied(ss_asof *top, const struct ss_envelope *env);
 /* The right stream of this partition ended (its consumer said so): its held records
  * are finished at the right end even if no record of it came in this run. */
 void asof_dir_ended(ss_asof *top, int32_t partition);
