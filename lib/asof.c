@@ -1,6 +1,7 @@
-/* The as-of join engine: parses records, keeps the right history, holds or revises left
- * records, and writes {"left":L,"right":R} spliced from the raw input bytes. The input
- * loop that feeds it lives in asof_run.c, the --state file in asof_state.c. */
+/* The as-of join engine: fed parsed records (asof_parse.c), keeps the right history,
+ * holds or revises left records, and writes {"left":L,"right":R} spliced from the raw
+ * input bytes. The input loop that feeds it lives in asof_run.c, the --state file in
+ * asof_state.c. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -9,7 +10,6 @@
 #include "asof_impl.h"
 #include "diag.h"
 #include "wfile.h"
-#include "keyenc.h"
 #include "proj.h"
 
 enum { UNSPILL_BATCH = 1024 }; /* spilled held records read back at a time */
@@ -76,6 +76,7 @@ history_limit(void)
 }
 
 static void release_final(ss_asof *j);
+static void finish_held(ss_asof *j);
 
 /* --order left: results in left input order per left partition (only defer reorders). */
 static bool
@@ -140,6 +141,7 @@ join_alloc(const struct ss_asof_opts *opts, ss_writer *out)
 	j->started = ss_time_mono();
 	j->spill_limit = spill_limit();
 	j->hist_limit = history_limit();
+	j->finish_held = finish_held;
 	return j;
 }
 
@@ -216,7 +218,7 @@ ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out)
 	return j;
 }
 
-/* ---- parsing ---- */
+/* ---- bad records (asof_parse.c reports them) ---- */
 
 /* A bad record is about to end the run (--on-error fail): without a state file the held
  * records would be lost with the process, so they go out with what is known, as at
@@ -228,215 +230,6 @@ finish_held(ss_asof *j)
 		return;
 	j->right_eof = true;
 	release_final(j);
-}
-
-static void
-reject(ss_asof *j, bool left, const struct asof_in *in, const char *what, const char *why)
-{
-	char reason[512];
-
-	if (!left && in->line <= j->rquiet)
-		return; /* reported when the file was read the first time */
-	snprintf(reason, sizeof reason, "%s: %s%s%s", left ? "left" : "right", what, *what ? ": " : "", why);
-	finish_held(j);
-	ss_errpolicy_reject(j->o.onerror, left ? j->lname : j->rname, in->line, in->raw, in->len, reason);
-}
-
-/* A record of the one input whose side is not known (ss_asof_run_one). */
-static void
-reject_unsided(ss_asof *j, const struct asof_in *in, const char *what, const char *why)
-{
-	char reason[512];
-
-	snprintf(reason, sizeof reason, "%s%s%s", what, *what ? ": " : "", why);
-	finish_held(j);
-	ss_errpolicy_reject(j->o.onerror, j->lname, in->line, in->raw, in->len, reason);
-}
-
-static bool
-parse_time(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
-{
-	ss_expr *e = left ? j->lon : j->ron;
-	const char *p, *why = "no time";
-	size_t n;
-	bool ok;
-
-	if (ss_expr_raw(e, rec, &p, &n)) {
-		ok = ss_time_from_raw(p, n, j->o.unit, &in->t, &why);
-	} else if (ss_expr_absent(e, rec)) {
-		ok = false;
-		why = "no such field";
-	} else {
-		jv v = ss_expr_eval(e, rec);
-		char buf[256];
-		if (!jv_is_valid(v))
-			why = ss_expr_errmsg(v, buf, sizeof buf);
-		ok = jv_is_valid(v) && ss_time_from_jv(v, j->o.unit, &in->t, &why);
-		if (!ok) {
-			reject(j, left, in, ss_expr_text(e), why);
-			jv_free(v);
-			return false;
-		}
-		jv_free(v);
-	}
-	if (!ok)
-		reject(j, left, in, ss_expr_text(e), why);
-	return ok;
-}
-
-static bool
-parse_key(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
-{
-	ss_expr *e = left ? j->lby : j->rby;
-	const char *p;
-	size_t n;
-
-	ss_buf_reset(&in->key);
-	if (e == NULL)
-		return true;
-	if (ss_expr_raw(e, rec, &p, &n) && ss_keyenc_raw(&in->key, p, n))
-		return true;
-	if (ss_expr_absent(e, rec)) {
-		/* a typo in --by would otherwise join every record under the key null */
-		reject(j, left, in, ss_expr_text(e), "no such field (ask for null explicitly: '... // null')");
-		return false;
-	}
-	jv v = ss_expr_eval(e, rec);
-	if (!jv_is_valid(v)) {
-		char buf[256];
-		reject(j, left, in, ss_expr_text(e), ss_expr_errmsg(v, buf, sizeof buf));
-		jv_free(v);
-		return false;
-	}
-	ss_keyenc_jv(&in->key, v);
-	jv_free(v);
-	return true;
-}
-
-void
-asof_parsed(ss_asof *j, bool left, const struct asof_in *in)
-{
-	if (left && !j->left_seen) {
-		/* a left input without envelopes (a plain file) is not searched for them:
-		 * the fast path of one left time, unless the state needs the offsets */
-		j->left_seen = true;
-		j->left_bare = !in->has_env && !j->st && !j->dir;
-	}
-}
-
-/* Parse a line into in; false for a blank line or a rejected record (the policy has
- * reported it, or exited). */
-/* The fields of a validated record, and its envelope unless env_read says in->env
- * already holds it. */
-static bool
-parse_valid(ss_asof *j, bool left, struct asof_in *in, bool env_read)
-{
-	ss_rec rec;
-	bool ok;
-
-	/* envelopes give partition watermarks and left times, and --state's offsets */
-	if (!env_read)
-		in->has_env = !j->batch && !(left && j->left_bare) && ss_envelope_get(in->raw, in->len, &in->env);
-	ss_rec_init(&rec, in->raw, in->len);
-	ss_rec_set_members(&rec, in->members, in->nmembers);
-	ok = parse_time(j, left, in, &rec) && parse_key(j, left, in, &rec);
-	ss_rec_done(&rec);
-	if (!ok && in->has_env && !j->dir)
-		asof_wm_seen(j, left, &in->env); /* read, if not applied: its partition went on */
-	if (ok)
-		asof_parsed(j, left, in);
-	if (ok && j->dir && !in->has_env) {
-		reject(j, left, in, "", "--state-dir needs enveloped records (topic, partition, offset)");
-		return false;
-	}
-	return ok;
-}
-
-bool
-asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t *t)
-{
-	ss_expr *e = left ? j->lon : j->ron;
-	const char *p, *why;
-	size_t n;
-	ss_rec rec;
-	bool ok;
-
-	ss_rec_init(&rec, raw, len);
-	if (ss_expr_raw(e, &rec, &p, &n)) {
-		ok = ss_time_from_raw(p, n, j->o.unit, t, &why);
-	} else {
-		jv v = ss_expr_eval(e, &rec);
-		ok = jv_is_valid(v) && ss_time_from_jv(v, j->o.unit, t, &why);
-		jv_free(v);
-	}
-	ss_rec_done(&rec);
-	return ok;
-}
-
-static void
-locate(struct asof_in *in, const char *raw, size_t len, uint64_t line)
-{
-	in->raw = raw;
-	in->len = len;
-	in->line = line;
-}
-
-/* Is the record valid JSON? Its members are noted on the way, for its fields. */
-static bool
-valid_noted(struct asof_in *in, const char **why)
-{
-	size_t max = sizeof in->members / sizeof in->members[0];
-
-	return ss_jscan_document_members(in->raw, in->raw + in->len, in->members, max, &in->nmembers, why);
-}
-
-bool
-asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in)
-{
-	const char *why;
-
-	locate(in, raw, len, line);
-	if (ss_ndjson_blank(raw, len))
-		return false;
-	if (!valid_noted(in, &why)) {
-		reject(j, left, in, "invalid JSON", why);
-		return false;
-	}
-	return parse_valid(j, left, in, false);
-}
-
-/* A line of the one input (--left-topic/--right-topic), validated once: its side from
- * its envelope's topic, its fields. */
-bool
-asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *left)
-{
-	struct asof_in one, *in;
-	struct ss_envelope env;
-	const char *why;
-
-	locate(&one, raw, len, line);
-	if (ss_ndjson_blank(raw, len))
-		return false;
-	if (!valid_noted(&one, &why)) {
-		reject_unsided(j, &one, "invalid JSON", why);
-		return false;
-	}
-	if (!ss_envelope_get(raw, len, &env)) {
-		reject_unsided(j, &one, "", "--left-topic needs enveloped records (topic, partition, offset)");
-		return false;
-	}
-	if (strcmp(env.topic, j->o.left_topic) != 0 && strcmp(env.topic, j->o.right_topic) != 0) {
-		reject_unsided(j, &one, env.topic, "a topic neither --left-topic nor --right-topic");
-		return false;
-	}
-	*left = strcmp(env.topic, j->o.left_topic) == 0;
-	in = *left ? &j->lin : &j->rin;
-	locate(in, raw, len, line);
-	memcpy(in->members, one.members, sizeof one.members);
-	in->nmembers = one.nmembers;
-	in->has_env = true;
-	in->env = env;
-	return parse_valid(j, *left, in, true);
 }
 
 /* ---- output ---- */
@@ -578,12 +371,6 @@ asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct a
 
 /* ---- matching ---- */
 
-static bool
-within(const ss_asof *j, int64_t a, int64_t b)
-{
-	return j->o.tolerance < 0 || b - a <= j->o.tolerance;
-}
-
 /* Could the history have lost the answer for time t? (left too far out of order) */
 static bool
 expired(const ss_asof *j, const struct asof_key *k, int64_t t)
@@ -592,18 +379,6 @@ expired(const ss_asof *j, const struct asof_key *k, int64_t t)
 		return false;
 	int64_t first = k->hist[0].t;
 	return first > t || (first == t && j->o.strict && j->o.direction != SS_ASOF_FORWARD);
-}
-
-const struct asof_right *
-asof_pick(const ss_asof *j, int64_t t, const struct asof_right *b, const struct asof_right *f)
-{
-	if (b && !within(j, b->t, t))
-		b = NULL;
-	if (f && !within(j, t, f->t))
-		f = NULL;
-	if (b && f) /* nearest: the closer one, ties to backward */
-		return f->t - t < t - b->t ? f : b;
-	return b ? b : f;
 }
 
 /* ---- right history: in memory, its oldest part on disk past the memory bound ---- */
@@ -1200,14 +975,8 @@ release_final(ss_asof *j)
 }
 
 void
-asof_tick(ss_asof *j)
+asof_join_tick(ss_asof *j)
 {
-	if (j->top == NULL && ss_feed_refresh(j->rfeed, false))
-		j->feed_gen++;
-	if (j->dir) {
-		asof_dir_tick(j);
-		return;
-	}
 	if (j->feed_synced != asof_top(j)->feed_gen) {
 		asof_wm_feed(j); /* the right input's writer said more */
 		if (asof_wm_update(j))
@@ -1252,20 +1021,16 @@ max_delay_timeout(const ss_asof *j)
 }
 
 int
-asof_poll_timeout(const ss_asof *j)
+asof_join_timeout(const ss_asof *j)
 {
-	if (j->dir)
-		return asof_dir_timeout(j);
 	int a = max_delay_timeout(j), b = asof_wm_timeout(j);
 
 	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
 bool
-asof_done(const ss_asof *j)
+asof_join_done(const ss_asof *j)
 {
-	if (j->dir)
-		return asof_dir_done(j);
 	return j->left_eof && (j->right_eof || (j->heap.n == 0 && j->spilled == 0));
 }
 
@@ -1457,14 +1222,10 @@ right_seq(ss_asof *j, const struct asof_in *in)
 }
 
 void
-asof_right(ss_asof *j, const struct asof_in *in)
+asof_join_right(ss_asof *j, const struct asof_in *in)
 {
 	bool keep = in->has_env && j->st; /* exactly once needs the state file */
 
-	if (j->dir) {
-		asof_dir_right(j, in);
-		return;
-	}
 	if (keep && asof_state_seen(j->st, &in->env)) {
 		j->n.replayed++;
 		asof_wm_seen(j, false, &in->env);
@@ -1525,12 +1286,8 @@ find_open(struct asof_key *k, const struct asof_in *in)
 }
 
 void
-asof_left(ss_asof *j, const struct asof_in *in)
+asof_join_left(ss_asof *j, const struct asof_in *in)
 {
-	if (j->dir) {
-		asof_dir_left(j, in);
-		return;
-	}
 	bool keep = in->has_env && j->st; /* exactly once needs the state file */
 	bool replay = keep && asof_state_seen(j->st, &in->env);
 
@@ -1586,21 +1343,16 @@ asof_left(ss_asof *j, const struct asof_in *in)
 }
 
 bool
-asof_applied(ss_asof *j, const struct ss_envelope *env)
+asof_join_applied(ss_asof *j, const struct ss_envelope *env)
 {
-	if (j->dir)
-		return asof_dir_applied(j, env);
 	return j->st != NULL && asof_state_seen(j->st, env);
 }
 
 void
-asof_right_end(ss_asof *j)
+asof_join_right_end(ss_asof *j)
 {
 	j->right_eof = true;
-	if (j->dir)
-		asof_dir_right_end(j);
-	else
-		release_final(j);
+	release_final(j);
 }
 
 void
@@ -1700,7 +1452,6 @@ ss_asof_free(ss_asof *j)
 	free(j->oq);
 	ss_reader_free(j->lrd);
 	ss_reader_free(j->rrd);
-	asof_index_free(j->index);
 	free(j->near[0].raw);
 	free(j->near[1].raw);
 	free(j->heap.v);

@@ -395,7 +395,7 @@ asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in)
 		in->len = r->len;
 		in->line = r->line;
 		in->t = r->t;
-		in->has_env = false; /* a batch reads no envelopes (asof.c parse_valid) */
+		in->has_env = false; /* a batch reads no envelopes (asof_parse.c parse_valid) */
 		ss_buf_reset(&in->key);
 		if (r->klen > 0)
 			ss_buf_add(&in->key, a->cur->keys.data + r->kat, r->klen);

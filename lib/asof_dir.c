@@ -6,7 +6,9 @@
  * DIR/partition-P.lock (flock) while P is open, releases P once both inputs have been
  * silent on it for --idle (an instance took it over in a group rebalance), and reopens
  * it on its next record. A killed owner's locks go with it. The file is named after the
- * partition number, not a topic: a right record may open it before any left record. */
+ * partition number, not a topic: a right record may open it before any left record.
+ * Here too is the router: the join's entry points (asof_left, asof_right, asof_tick ...)
+ * go to the one join, or to the partition-joins. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -194,21 +196,9 @@ route(ss_asof *top, const struct asof_in *in)
 	return s->j;
 }
 
-void
-asof_dir_left(ss_asof *top, const struct asof_in *in)
-{
-	asof_left(route(top, in), in);
-}
-
-void
-asof_dir_right(ss_asof *top, const struct asof_in *in)
-{
-	asof_right(route(top, in), in);
-}
-
 /* The right input ended: every partition-join finishes its held records, also those
  * released meanwhile, unless another process owns them now (theirs to finish). */
-void
+static void
 asof_dir_right_end(ss_asof *top)
 {
 	struct asof_dir *d = top->dir;
@@ -216,7 +206,7 @@ asof_dir_right_end(ss_asof *top)
 	for (size_t i = 0; i < d->n; i++) {
 		struct asof_slot *s = &d->v[i];
 		if (s->j) {
-			asof_right_end(s->j);
+			asof_join_right_end(s->j);
 		} else if (s->held && (s->lock = lock_slot(top, s, false)) >= 0) {
 			s->j = asof_join_new(top, s->path, s->partition); /* finishes them as it loads */
 			s->held = false;
@@ -224,14 +214,14 @@ asof_dir_right_end(ss_asof *top)
 	}
 }
 
-void
+static void
 asof_dir_tick(ss_asof *top)
 {
 	struct asof_dir *d = top->dir;
 
 	for (size_t i = 0; i < d->n; i++)
 		if (d->v[i].j)
-			asof_tick(d->v[i].j);
+			asof_join_tick(d->v[i].j);
 	if (!top->right_eof) /* at the end, held records are finished, not released */
 		release_idle(top, ss_time_mono());
 }
@@ -242,7 +232,7 @@ min_timeout(int a, int b)
 	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
-int
+static int
 asof_dir_timeout(const ss_asof *top)
 {
 	const struct asof_dir *d = top->dir;
@@ -253,7 +243,7 @@ asof_dir_timeout(const ss_asof *top)
 		const struct asof_slot *s = &d->v[i];
 		if (s->j == NULL)
 			continue;
-		t = min_timeout(t, asof_poll_timeout(s->j));
+		t = min_timeout(t, asof_join_timeout(s->j));
 		if (!top->right_eof) {
 			int64_t left = s->seen + top->o.idle - now;
 			t = min_timeout(t, left <= 0 ? 0 : (int)(left / 1000000 + 1));
@@ -262,7 +252,7 @@ asof_dir_timeout(const ss_asof *top)
 	return t;
 }
 
-bool
+static bool
 asof_dir_done(const ss_asof *top)
 {
 	const struct asof_dir *d = top->dir;
@@ -299,7 +289,7 @@ asof_dir_ended(ss_asof *top, int32_t partition)
 }
 
 /* The partition's open join knows; a released or foreign partition's file says. */
-bool
+static bool
 asof_dir_applied(ss_asof *top, const struct ss_envelope *env)
 {
 	struct asof_slot *s = slot_get(top->dir, env->partition);
@@ -344,4 +334,59 @@ asof_dir_free(ss_asof *top)
 	free(d->path);
 	free(d);
 	top->dir = NULL;
+}
+
+/* ---- the router: the one join, or the partition-join of a record's partition ---- */
+
+void
+asof_left(ss_asof *j, const struct asof_in *in)
+{
+	asof_join_left(j->dir ? route(j, in) : j, in);
+}
+
+void
+asof_right(ss_asof *j, const struct asof_in *in)
+{
+	asof_join_right(j->dir ? route(j, in) : j, in);
+}
+
+void
+asof_right_end(ss_asof *j)
+{
+	if (j->dir == NULL) {
+		asof_join_right_end(j);
+		return;
+	}
+	j->right_eof = true;
+	asof_dir_right_end(j);
+}
+
+/* What the right input's writer tells is read here, for the join and its partitions. */
+void
+asof_tick(ss_asof *j)
+{
+	if (ss_feed_refresh(j->rfeed, false))
+		j->feed_gen++;
+	if (j->dir)
+		asof_dir_tick(j);
+	else
+		asof_join_tick(j);
+}
+
+int
+asof_poll_timeout(const ss_asof *j)
+{
+	return j->dir ? asof_dir_timeout(j) : asof_join_timeout(j);
+}
+
+bool
+asof_done(const ss_asof *j)
+{
+	return j->dir ? asof_dir_done(j) : asof_join_done(j);
+}
+
+bool
+asof_applied(ss_asof *j, const struct ss_envelope *env)
+{
+	return j->dir ? asof_dir_applied(j, env) : asof_join_applied(j, env);
 }

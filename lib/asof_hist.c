@@ -1,5 +1,6 @@
 /* The join's in-memory state: a hash map from encoded key to that key's right history
- * (sorted by event time), and the release heap of held left records. */
+ * (sorted by event time), and the release heap of held left records; and the match rule
+ * that picks the answer between the right records around a time (the index's too). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -258,4 +259,24 @@ asof_heap_fix(struct asof_heap *h, struct asof_held *x)
 {
 	sift_up(h, x->heap);
 	sift_down(h, x->heap);
+}
+
+/* ---- the match rule ---- */
+
+static bool
+within(const ss_asof *j, int64_t a, int64_t b)
+{
+	return j->o.tolerance < 0 || b - a <= j->o.tolerance;
+}
+
+const struct asof_right *
+asof_pick(const ss_asof *j, int64_t t, const struct asof_right *b, const struct asof_right *f)
+{
+	if (b && !within(j, b->t, t))
+		b = NULL;
+	if (f && !within(j, t, f->t))
+		f = NULL;
+	if (b && f) /* nearest: the closer one, ties to backward */
+		return f->t - t < t - b->t ? f : b;
+	return b ? b : f;
 }

@@ -176,7 +176,8 @@ struct ss_asof {
 			     complete, every result is final when written (asof_run.c) */
 	bool revision0;   /* --emit revise over files: each result written once, revision 0 */
 	bool right_whole; /* the right input is a file read whole first: nothing in it is late */
-	struct asof_index *index; /* the right file, indexed whole (asof_index.c), or NULL */
+	struct asof_index *index; /* the right file, indexed whole (asof_index.c), or NULL: built
+				   and freed by the batch run (asof_run.c) */
 	struct asof_ahead *lahead, *rahead; /* a file parsed ahead on a thread (asof_ahead.c), or NULL */
 	uint64_t rquiet;  /* right lines up to this one were reported already (a re-read) */
 	bool left_eof, right_eof;
@@ -184,6 +185,9 @@ struct ss_asof {
 	uint64_t uncommitted; /* records since the last state commit */
 	ss_buf obuf;
 	struct asof_in lin, rin;
+	/* asof.c: a bad record is about to end the run (asof_parse.c, --on-error fail): the
+	 * held records go out first */
+	void (*finish_held)(ss_asof *j);
 	const char *lname, *rname;
 	ss_reader *lrd, *rrd; /* the inputs while a run reads them (one input: lrd) */
 	ss_progress *progress; /* the live line, or NULL */
@@ -238,11 +242,12 @@ void asof_heap_push(struct asof_heap *h, struct asof_held *x);
 struct asof_held *asof_heap_pop(struct asof_heap *h);
 void asof_heap_remove(struct asof_heap *h, struct asof_held *x);
 void asof_heap_fix(struct asof_heap *h, struct asof_held *x);
+/* The answer for a left record at t among the latest right record at or before it (b)
+ * and the earliest at or after it (f), either NULL: by --direction and --tolerance. */
+const struct asof_right *asof_pick(const ss_asof *j, int64_t t, const struct asof_right *b,
+				   const struct asof_right *f);
 
-/* asof.c: the engine, fed one parsed record at a time. */
-/* A left record is about to be answered: exit 1 if the right input had no record (every
- * answer would be null) unless --allow-empty-right. */
-void asof_check_right_empty(ss_asof *j);
+/* asof_parse.c: records parsed (asof_in), bad ones reported. */
 bool asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in);
 /* What asof_parse does besides parsing for a good record of a batch that was parsed
  * elsewhere (asof_ahead.c). */
@@ -250,6 +255,13 @@ void asof_parsed(ss_asof *j, bool left, const struct asof_in *in);
 /* A line of the one input (--left-topic/--right-topic), parsed into j->lin or j->rin as
  * *left says; false for a blank or rejected one (another topic, no envelope). */
 bool asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *left);
+/* The event time of a line, unvalidated and unreported: for checking an order only. */
+bool asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t *t);
+
+/* asof.c: the engine, fed one parsed record at a time. */
+/* A left record is about to be answered: exit 1 if the right input had no record (every
+ * answer would be null) unless --allow-empty-right. */
+void asof_check_right_empty(ss_asof *j);
 /* Marks of a result an approximation touched (chosen by a flag), and of what was said
  * once on stderr. */
 enum {
@@ -261,23 +273,16 @@ enum {
  * the marks (ASOF_MARK_*). */
 void asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r,
 	       int64_t revision, unsigned mark);
-/* The answer for a left record at t among the latest right record at or before it (b)
- * and the earliest at or after it (f), either NULL: by --direction and --tolerance. */
-const struct asof_right *asof_pick(const ss_asof *j, int64_t t, const struct asof_right *b,
-				   const struct asof_right *f);
-void asof_left(ss_asof *j, const struct asof_in *in);
-void asof_right(ss_asof *j, const struct asof_in *in);
-void asof_right_end(ss_asof *j);
-void asof_tick(ss_asof *j);
-/* Redraw the live line if one is shown and it is time (asof_run.c): cheap per record. */
-void asof_progress(ss_asof *j);
-int asof_poll_timeout(const ss_asof *j);
-bool asof_done(const ss_asof *j);
+/* One join's side of the router's entry points (asof_dir.c: asof_left ...). */
+void asof_join_left(ss_asof *j, const struct asof_in *in);
+void asof_join_right(ss_asof *j, const struct asof_in *in);
+void asof_join_right_end(ss_asof *j);
+void asof_join_tick(ss_asof *j);
+int asof_join_timeout(const ss_asof *j);
+bool asof_join_done(const ss_asof *j);
+bool asof_join_applied(ss_asof *j, const struct ss_envelope *env);
 void asof_idle(void *j);
 void asof_held_link(ss_asof *j, struct asof_held *h);
-/* Has this enveloped right or left record been applied, in this run or an earlier one
- * (the state's offsets)? */
-bool asof_applied(ss_asof *j, const struct ss_envelope *env);
 /* A partition-join of top for partition number partition, with its state in path
  * (borrowed until ss_asof_free). */
 ss_asof *asof_join_new(ss_asof *top, const char *path, int32_t partition);
@@ -286,19 +291,23 @@ void asof_counters_add(struct asof_counters *sum, const struct asof_counters *c)
 void asof_totals(const ss_asof *j, struct asof_counters *c, size_t *held);
 
 /* asof_dir.c: --state-dir, the router over partition-joins. */
+/* The join's entry points, for the input loop: to the one join (asof_join_*), or with
+ * --state-dir to the partition-join of the record's partition (or to each). */
+void asof_left(ss_asof *j, const struct asof_in *in);
+void asof_right(ss_asof *j, const struct asof_in *in);
+void asof_right_end(ss_asof *j);
+void asof_tick(ss_asof *j);
+int asof_poll_timeout(const ss_asof *j);
+bool asof_done(const ss_asof *j);
+/* Has this enveloped right or left record been applied, in this run or an earlier one
+ * (the state's offsets)? */
+bool asof_applied(ss_asof *j, const struct ss_envelope *env);
 struct asof_dir *asof_dir_open(const char *path);
 /* Open the partitions whose files keep results of an earlier run, to write them again. */
 void asof_dir_resend(ss_asof *top);
 /* Commit and release every partition-join, free the router. */
 void asof_dir_free(ss_asof *top);
-void asof_dir_left(ss_asof *top, const struct asof_in *in);
-void asof_dir_right(ss_asof *top, const struct asof_in *in);
-void asof_dir_right_end(ss_asof *top);
-void asof_dir_tick(ss_asof *top);
-int asof_dir_timeout(const ss_asof *top);
-bool asof_dir_done(const ss_asof *top);
 void asof_dir_commit(ss_asof *top);
-bool asof_dir_applied(ss_asof *top, const struct ss_envelope *env);
 /* The right stream of this partition ended (its consumer said so): its held records
  * are finished at the right end even if no record of it came in this run. */
 void asof_dir_ended(ss_asof *top, int32_t partition);
@@ -324,8 +333,6 @@ void asof_index_match_batch(struct asof_index *ix, ss_asof *j, const struct asof
 void asof_index_free(struct asof_index *ix);
 /* Answer every held record from j->index (built in the middle of a merge). */
 void asof_answer_held(ss_asof *j);
-/* The event time of a line, unvalidated and unreported: for checking an order only. */
-bool asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t *t);
 
 /* asof_ahead.c: a regular file of a batch parsed ahead on a thread. Started on a reader
  * not read yet (or rewound), when the side's --on and --by are plain paths and
@@ -346,10 +353,13 @@ uint64_t asof_ahead_lineno(const struct asof_ahead *a);
 bool asof_ahead_in_order(ss_asof *j, ss_reader *r, bool left, bool *sorted);
 /* Stop the thread (it may be waiting for room) and free everything; NULL is fine. */
 void asof_ahead_stop(struct asof_ahead *a);
-/* asof_run.c: the next good record of a regular file (parsed ahead or read here), and
+
+/* asof_read.c: the next good record of a regular file (parsed ahead or read here), and
  * the offset of its line. */
 bool asof_next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in);
 uint64_t asof_record_offset(const ss_asof *j, const ss_reader *r, bool left);
+/* Redraw the live line if one is shown and it is time: cheap per record. */
+void asof_progress(ss_asof *j);
 
 /* asof_wm.c: the partition-aware right watermark and left time. */
 struct asof_part *asof_part_get(struct asof_parts *ps, const char *topic, int32_t partition);

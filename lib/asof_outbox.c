@@ -7,16 +7,12 @@
  * result delivered but not yet counted as such is written again after a crash. */
 #include <inttypes.h>
 #include <string.h>
-#include <time.h>
 
 #include "asof_impl.h"
 #include "diag.h"
 
 /* Results undelivered before the run says so on stderr: is the deliverer reporting? */
 #define BACKLOG_WARN 1000000
-/* At the end: how long the deliverer may report no progress, and how often to look. */
-#define AWAIT_STALL_NS (2 * INT64_C(1000000000))
-#define AWAIT_POLL_NS (20 * INT64_C(1000000))
 
 static void
 outbox_push(struct asof_outbox *o, uint64_t line, int64_t row)
@@ -88,27 +84,4 @@ asof_outbox_trim(ss_asof *j)
 		o->head = 0;
 	if (row != 0)
 		asof_state_outbox_trim(j->st, row);
-}
-
-void
-ss_asof_await_delivery(ss_asof *j)
-{
-	uint64_t before = j->delivered;
-	int64_t moved = ss_time_mono();
-
-	if (j->acks == NULL)
-		return;
-	while ((j->delivered = ss_acks_delivered(j->acks)) < j->lines_out) {
-		int64_t now = ss_time_mono();
-		if (j->delivered != before) {
-			before = j->delivered;
-			moved = now;
-		} else if (now - moved >= AWAIT_STALL_NS) {
-			ss_diag_warn("%s: %" PRIu64 " results not reported delivered: kept, written again "
-				     "by the next run", ss_acks_path(j->acks), j->lines_out - j->delivered);
-			break;
-		}
-		nanosleep(&(struct timespec){.tv_nsec = AWAIT_POLL_NS}, NULL);
-	}
-	asof_idle(j);
 }

@@ -4,15 +4,18 @@
  * with a state, applied whole first. Streams are read as data arrives, with poll(),
  * never blocking on one side while the other has data, and what their writers tell
  * beside them (lib/feed.h) is taken in. One input carrying both sides is read in its
- * own order, or, a file, right records first. SIGINT and SIGTERM end a run between
- * records (ss_proc_exit_if_signalled): the exit flushes the results and commits the
- * state (the exit handler), held records stay held; 128+N. */
+ * own order, or, a file, right records first. At the end, with --acks, the deliverer is
+ * waited for. SIGINT and SIGTERM end a run between records (ss_proc_exit_if_signalled):
+ * the exit flushes the results and commits the state (the exit handler), held records
+ * stay held; 128+N. */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "asof_impl.h"
 #include "diag.h"
@@ -26,31 +29,6 @@ regular(ss_reader *r)
 	struct stat st;
 
 	return fstat(ss_reader_fd(r), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* Next good record of a regular file into in; false at its end. Parsed ahead on a
- * thread when one was started for the side (asof_ahead.c). */
-bool
-asof_next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in)
-{
-	struct asof_ahead *a = left ? j->lahead : j->rahead;
-	const char *line;
-	size_t len;
-
-	if (a != NULL)
-		return asof_ahead_next(j, a, left, in);
-	while (ss_reader_next(r, &line, &len) == 1)
-		if (asof_parse(j, left, line, len, ss_reader_lineno(r), in))
-			return true;
-	return false;
-}
-
-uint64_t
-asof_record_offset(const ss_asof *j, const ss_reader *r, bool left)
-{
-	const struct asof_ahead *a = left ? j->lahead : j->rahead;
-
-	return a != NULL ? asof_ahead_offset(a) : ss_reader_offset(r);
 }
 
 static void
@@ -480,18 +458,6 @@ run_live(ss_asof *j, ss_reader *l, ss_reader *r)
 	}
 }
 
-void
-asof_progress(ss_asof *j)
-{
-	int64_t done = 0;
-
-	if (j->progress == NULL)
-		return;
-	if (j->in_size > 0)
-		done = (int64_t)(asof_record_offset(j, j->lrd, true) + asof_record_offset(j, j->rrd, false));
-	ss_progress_update(j->progress, (int64_t)(j->n.left + j->n.right), done, j->in_size);
-}
-
 /* The live line over two files: on a terminal, or when asked (--progress). */
 static void
 start_progress(ss_asof *j, ss_reader *l, ss_reader *r)
@@ -527,6 +493,8 @@ ss_asof_run(ss_asof *j, const char *left, const char *right)
 		else
 			run_indexed(j, l, r, false);
 		stop_ahead(j);
+		asof_index_free(j->index);
+		j->index = NULL;
 	} else {
 		j->rfeed = ss_feed_find(ss_reader_fd(r));
 		if (regular(r))
@@ -650,4 +618,31 @@ ss_asof_run_one(ss_asof *j, const char *input)
 	ss_reader_free(rd);
 	j->lrd = NULL;
 	return SS_EXIT_OK;
+}
+
+/* At the end: how long the deliverer may report no progress, and how often to look. */
+#define AWAIT_STALL_NS (2 * INT64_C(1000000000))
+#define AWAIT_POLL_NS (20 * INT64_C(1000000))
+
+void
+ss_asof_await_delivery(ss_asof *j)
+{
+	uint64_t before = j->delivered;
+	int64_t moved = ss_time_mono();
+
+	if (j->acks == NULL)
+		return;
+	while ((j->delivered = ss_acks_delivered(j->acks)) < j->lines_out) {
+		int64_t now = ss_time_mono();
+		if (j->delivered != before) {
+			before = j->delivered;
+			moved = now;
+		} else if (now - moved >= AWAIT_STALL_NS) {
+			ss_diag_warn("%s: %" PRIu64 " results not reported delivered: kept, written again "
+				     "by the next run", ss_acks_path(j->acks), j->lines_out - j->delivered);
+			break;
+		}
+		nanosleep(&(struct timespec){.tv_nsec = AWAIT_POLL_NS}, NULL);
+	}
+	asof_idle(j);
 }
