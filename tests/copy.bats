@@ -25,7 +25,7 @@ dump() {
 
 @test "copy property: every corpus input and hand-made case as key, value and headers, byte for byte" {
 	python3 "$ROOT/tests/copy-ref.py" gen "$T/in" "$T/expected" "$ROOT"/tests/fuzz/corpus/*/*
-	[ "$(wc -l <"$T/in")" -gt 2000 ]
+	[ "$(wc -l <"$T/in")" -gt 1000 ]   # the corpus was found (1375 files after make fuzz-merge)
 	run ss-produce -b "$B" --envelope --partition .partition src <"$T/in"
 	assert_success
 	dump src >"$T/src"
@@ -58,6 +58,6 @@ dump() {
 	assert_output '[null,{}]'
 	dump ksrc >"$T/src"
 	dump kdst >"$T/dst"
-	[ "$(wc -l <"$T/src")" -gt 900 ]
+	[ "$(wc -l <"$T/src")" -gt 350 ]   # the payload corpus was found (383 files)
 	same "$T/src" "$T/dst"
 }
