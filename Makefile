@@ -1,5 +1,5 @@
 # ss — Slipstream for the shell. Plain Makefile: every cmd/ss-*.c becomes bin/ss-*,
-# every lib/*.c (and lib/*/*.c) goes into libss.a, every tests/*.bats runs in `make check`.
+# every lib/*/*.c (lib/README: one folder per subsystem) goes into libss.a, every tests/*.bats runs in `make check`.
 #
 # Every build artefact is under build/, one directory per variant, so switching variants
 # never mixes objects and needs no clean:
@@ -31,8 +31,8 @@ OBJDIR   := $(OUT)/obj
 LIBSS    := $(OUT)/lib/libss.a
 UNIT     := $(OUT)/tests/unit
 
-LIB_SRC  := $(wildcard lib/*.c lib/*/*.c)
-LIB_HDR  := $(wildcard lib/*.h lib/*/*.h)
+LIB_SRC  := $(wildcard lib/*/*.c)
+LIB_HDR  := $(wildcard lib/*/*.h)
 LIB_OBJ  := $(LIB_SRC:%.c=$(OBJDIR)/%.o)
 CMD_SRC  := $(wildcard cmd/ss-*.c)
 TOOLS    := $(CMD_SRC:cmd/%.c=$(OUT)/bin/%)

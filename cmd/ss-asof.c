@@ -6,12 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "asof.h"
-#include "diag.h"
-#include "help.h"
-#include "ndjson.h"
-#include "partwm.h"
-#include "sstime.h"
+#include "join/asof.h"
+#include "base/diag.h"
+#include "base/help.h"
+#include "stream/ndjson.h"
+#include "stream/partwm.h"
+#include "base/sstime.h"
 
 static const char usage[] =
 	"usage: ss-asof [--on EXPR | --left-on EXPR --right-on EXPR]\n"

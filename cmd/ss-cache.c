@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache.h"
-#include "diag.h"
-#include "help.h"
+#include "cache/cache.h"
+#include "base/diag.h"
+#include "base/help.h"
 
 static const char usage[] =
 	"usage: ss-cache DB put [--key EXPR] [--value EXPR] [--tee] [--retain-count N]\n"

@@ -1,5 +1,5 @@
 /* ss-checkpoint: Slipstream's Checkpoint and Dependency as pass-through filters that
- * share their bookkeeping in a SQLite file (the logic is in lib/checkpoint.c). */
+ * share their bookkeeping in a SQLite file (the logic is in lib/checkpoint/checkpoint.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -11,17 +11,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "checkpoint.h"
-#include "diag.h"
-#include "help.h"
-#include "wfile.h"
-#include "envelope.h"
-#include "expr.h"
-#include "feed.h"
-#include "ndjson.h"
-#include "partwm.h"
-#include "proc.h"
-#include "sstime.h"
+#include "checkpoint/checkpoint.h"
+#include "base/diag.h"
+#include "base/help.h"
+#include "stream/wfile.h"
+#include "stream/envelope.h"
+#include "base/expr.h"
+#include "stream/feed.h"
+#include "stream/ndjson.h"
+#include "stream/partwm.h"
+#include "base/proc.h"
+#include "base/sstime.h"
 
 static const char usage[] =
 	"usage: ss-checkpoint DB heartbeat CHECKPOINT DEPENDENCY [--ts EXPR] [--ts-unit UNIT]\n"
@@ -59,7 +59,7 @@ static const struct ss_help_opt options[] = {
 #define WAIT_MS 100
 
 /* What heartbeat and pulse share: records in, the same records out, their event time,
- * and the partitions of the input: what its writer says of them (lib/feed.h), told on
+ * and the partitions of the input: what its writer says of them (lib/stream/feed.h), told on
  * to the reader of the output, who reads the same records. */
 struct flow {
 	ss_reader *in;

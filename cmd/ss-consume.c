@@ -5,12 +5,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "consume.h"
-#include "diag.h"
-#include "help.h"
-#include "inspect.h"
-#include "kcat.h"
-#include "sstime.h"
+#include "kafka/consume.h"
+#include "base/diag.h"
+#include "base/help.h"
+#include "kafka/inspect.h"
+#include "kafka/kcat.h"
+#include "base/sstime.h"
 
 static const char usage[] =
     "usage: ss-consume [-e] [-b brokers] [-G group] [-p partitions] [-o offset] [-c count]\n"

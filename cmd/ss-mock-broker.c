@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "diag.h"
-#include "help.h"
-#include "kafka.h"
-#include "proc.h"
+#include "base/diag.h"
+#include "base/help.h"
+#include "kafka/kafka.h"
+#include "base/proc.h"
 
 static const char usage[] =
     "usage: ss-mock-broker [--brokers n] [--topic name[:partitions]]... [--no-stdin]\n";

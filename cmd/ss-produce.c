@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diag.h"
-#include "help.h"
-#include "kcat.h"
-#include "produce.h"
+#include "base/diag.h"
+#include "base/help.h"
+#include "kafka/kcat.h"
+#include "kafka/produce.h"
 
 static const char usage[] =
     "usage: ss-produce [--envelope] [--raw] [--dry-run] [-b brokers] [--key expr] [--value expr]\n"

@@ -17,7 +17,7 @@ check() {
 		ss-asof "${opts[@]}" "$T/left" "$T/right" 2>"$T/err" >"$T/out" || { cat "$T/err"; return 1; }
 		[ ! -s "$T/err" ] || { echo "unexpected: $(cat "$T/err")"; return 1; }
 		# the files parsed on the main thread only, and ahead in batches of a few lines
-		# (lib/asof_ahead.c): the same bytes
+		# (lib/join/asof_ahead.c): the same bytes
 		SS_THREADS=0 ss-asof "${opts[@]}" "$T/left" "$T/right" >"$T/out0" 2>&1
 		SS_THREADS_CHUNK=$(( 20 + seed * 7 )) ss-asof "${opts[@]}" "$T/left" "$T/right" >"$T/out1" 2>&1
 		cmp "$T/out" "$T/out0" || { echo "seed $seed: SS_THREADS=0 differs: ${opts[*]}"; return 1; }

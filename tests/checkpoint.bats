@@ -421,10 +421,10 @@ teardown() {
 	[ "$(q "select partition || ':' || offset from ss_offsets order by partition" | paste -sd' ')" = "0:12 1:22" ]
 }
 
-@test "ss_seeks_take (lib/seeks.h) takes and deletes the requests of one checkpoint" {
+@test "ss_seeks_take (lib/db/seeks.h) takes and deletes the requests of one checkpoint" {
 	cat >"$T/take.c" <<-'EOF'
 	#include <stdio.h>
-	#include "seeks.h"
+	#include "db/seeks.h"
 	static void cb(const char *t, int32_t p, int64_t o, void *a) { (void)a; printf("%s %d %lld\n", t, p, (long long)o); }
 	int main(int argc, char **argv) { (void)argc; printf("n=%d\n", ss_seeks_take(argv[1], argv[2], cb, NULL)); return 0; }
 	EOF

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tests/feed-writer.py FIFO: a scripted writer that tells its reader about the pipe as
-ss-consume does (the file of lib/feed.c, in $SS_FEED_DIR), for tests that need a state
+ss-consume does (the file of lib/stream/feed.c, in $SS_FEED_DIR), for tests that need a state
 ss-consume reaches only with a broker's help (a partition a rebalance took).
 
 Commands on stdin, one a line:

@@ -35,7 +35,7 @@ replay() {
 @test "fuzz corpus: expression keys of every type agree with jq" { replay exprkey; }
 @test "fuzz corpus: Kafka payloads and headers round-trip through their JSON form" { replay payload; }
 
-# the string scanner picks AVX2, SSE2 or a plain loop at run time (lib/jscan.c); SS_SIMD
+# the string scanner picks AVX2, SSE2 or a plain loop at run time (lib/base/jscan.c); SS_SIMD
 # narrows it, so every path meets the same inputs (simd-widths: a special byte at each
 # offset of strings around 16, 32 and 64 bytes long)
 @test "fuzz corpus: every SIMD path of the validator (portable, SSE2, AVX2) agrees with libjq" {

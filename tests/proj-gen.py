@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Random documents and projections (lib/proj.h's grammar: paths, arrays and objects of
+# Random documents and projections (lib/base/proj.h's grammar: paths, arrays and objects of
 # them, literals) for tests/proj-property.bats and the fuzz_proj seed corpus. Documents
 # are written by hand, not by json.dumps, to hold what jq prints otherwise: whitespace,
 # 1.0, 1e2, long integers, -0, escapes jq writes another way (\/, \u00e9, \u001F), DEL,

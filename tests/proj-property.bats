@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Projections evaluated on raw bytes (lib/proj.h) against jq: random documents holding
+# Projections evaluated on raw bytes (lib/base/proj.h) against jq: random documents holding
 # what jq prints otherwise (whitespace, 1.0, long integers, escapes, duplicate keys) and
 # random expressions of the grammar (tests/proj-gen.py), through each tool that takes
 # them. Every result is byte for byte what jq -c prints; records jq fails on are the

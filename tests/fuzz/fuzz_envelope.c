@@ -6,9 +6,9 @@
 #include <jv.h>
 #include <math.h>
 
-#include "envelope.h"
+#include "stream/envelope.h"
 #include "fuzz.h"
-#include "jscan.h"
+#include "base/jscan.h"
 
 static bool
 integer(jv v, double max, double *out)

@@ -7,12 +7,12 @@
 #include <jv.h>
 #include <math.h>
 
-#include "buf.h"
-#include "expr.h"
+#include "base/buf.h"
+#include "base/expr.h"
 #include "fuzz.h"
-#include "jscan.h"
-#include "keyenc.h"
-#include "sstime.h"
+#include "base/jscan.h"
+#include "base/keyenc.h"
+#include "base/sstime.h"
 
 static const char *const exprs[] = {
 	".", ".a", ".a.b", ".[0]", ".a[1]", ".\"x y\"", ".[\"a\"]", "[.a, .b]", "[.a, .b.c, .[0]]",

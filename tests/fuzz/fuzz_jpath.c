@@ -7,7 +7,7 @@
 #include <jv.h>
 
 #include "fuzz.h"
-#include "jscan.h"
+#include "base/jscan.h"
 
 #define NCACHE 256
 

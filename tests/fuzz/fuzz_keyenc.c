@@ -5,8 +5,8 @@
 #include <jv.h>
 
 #include "fuzz.h"
-#include "jscan.h"
-#include "keyenc.h"
+#include "base/jscan.h"
+#include "base/keyenc.h"
 
 static int
 sign(int x)

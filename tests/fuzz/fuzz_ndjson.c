@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "jscan.h"
-#include "ndjson.h"
+#include "base/jscan.h"
+#include "stream/ndjson.h"
 
 /* Reasons jscan gives that cover a jq leniency rather than a disagreement. */
 static const char *const lenient[] = {

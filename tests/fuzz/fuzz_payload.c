@@ -10,10 +10,10 @@
  * array taken as headers survives the same round trip. */
 #include <jv.h>
 
-#include "buf.h"
+#include "base/buf.h"
 #include "fuzz.h"
-#include "jscan.h"
-#include "kafka.h"
+#include "base/jscan.h"
+#include "kafka/kafka.h"
 
 static void
 valid_json(const ss_buf *b, const char *what)

@@ -7,10 +7,10 @@
 #include <jq.h>
 #include <jv.h>
 
-#include "buf.h"
+#include "base/buf.h"
 #include "fuzz.h"
-#include "jscan.h"
-#include "proj.h"
+#include "base/jscan.h"
+#include "base/proj.h"
 
 static void
 ignore_error(void *data, jv msg)

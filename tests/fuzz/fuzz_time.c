@@ -6,8 +6,8 @@
 #include <jv.h>
 
 #include "fuzz.h"
-#include "jscan.h"
-#include "sstime.h"
+#include "base/jscan.h"
+#include "base/sstime.h"
 
 /* int64 nanoseconds reach 1677-09-21T00:12:43.145224192Z .. 2262-04-11T23:47:16.854775807Z */
 static void

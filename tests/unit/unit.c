@@ -5,16 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "progress.h"
-#include "buf.h"
-#include "envelope.h"
-#include "expr.h"
-#include "feed.h"
-#include "jscan.h"
-#include "keyenc.h"
-#include "partwm.h"
-#include "proj.h"
-#include "sstime.h"
+#include "base/progress.h"
+#include "base/buf.h"
+#include "stream/envelope.h"
+#include "base/expr.h"
+#include "stream/feed.h"
+#include "base/jscan.h"
+#include "base/keyenc.h"
+#include "stream/partwm.h"
+#include "base/proj.h"
+#include "base/sstime.h"
 
 static int passed, failed;
 

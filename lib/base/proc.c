@@ -1,0 +1,50 @@
+#include "base/proc.h"
+
+#include <signal.h>
+
+#include "base/diag.h"
+
+_Static_assert(SS_EXIT_PIPE == 128 + SIGPIPE, "SS_EXIT_PIPE is what a shell says of SIGPIPE");
+
+static volatile sig_atomic_t caught;
+
+static void
+on_signal(int sig)
+{
+	caught = sig;
+}
+
+void
+ss_proc_catch(void)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+void
+ss_proc_ignore_pipe(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+}
+
+int
+ss_proc_signal(void)
+{
+	return caught;
+}
+
+int
+ss_proc_status(int status)
+{
+	return status == 0 && caught ? ss_exit_signal(caught) : status;
+}
+
+void
+ss_proc_exit_if_signalled(void)
+{
+	if (caught)
+		ss_diag_exit(ss_exit_signal(caught));
+}

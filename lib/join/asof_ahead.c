@@ -1,0 +1,559 @@
+/* Parsing a regular file ahead, on a thread of its own (asof_run.c). Over two files the
+ * join spends most of its time splitting lines, validating them and finding --on and
+ * --by in them; a producer thread per file does that for the records ahead while the
+ * main thread joins: it reads the file in large chunks (pread: the reader's offset is
+ * not touched), splits them into lines as ss_reader splits them, and marks each line
+ * good (valid JSON, its time and key read by the raw-path fast path, with them) or not.
+ * Batches of parsed lines go through a bounded queue to the main thread, which takes
+ * them in order where it would have read and parsed lines itself. A line not marked
+ * good (blank, invalid, a field missing, a value only libjq can read) is parsed again
+ * by the main thread with asof_parse, so that every diagnostic and --on-error action
+ * happens as without the thread, in order; the thread never reports, exits or calls
+ * libjq. Only for plain paths (no libjq) over regular files; SS_THREADS=0 turns it off. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "join/asof_impl.h"
+#include "base/diag.h"
+#include "base/keyenc.h"
+
+enum {
+	CHUNK = 128 << 10, /* bytes read at a time: one batch (SS_THREADS_CHUNK, for tests) */
+	QUEUE = 3,       /* batches parsed ahead of the main thread */
+};
+
+struct ahead_rec {
+	uint64_t off;  /* of the line in the file */
+	uint64_t line;
+	int64_t t;
+	size_t at, len;   /* the line in the batch's buffer */
+	size_t kat, klen; /* its encoded key in the batch's keys */
+	bool ok;
+};
+
+struct ahead_batch {
+	char *buf;
+	size_t cap, used;
+	struct ahead_rec *rec;
+	size_t n, rcap;
+	ss_buf keys;
+	bool last; /* the input ends after this batch */
+	int err;   /* ... because of this read error, or 0 */
+	struct ahead_batch *next;
+};
+
+struct asof_ahead {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t ready, room;
+	struct ahead_batch *head, *tail, *spare; /* the queue, and batches to reuse */
+	size_t queued;
+	bool stop;
+	/* the thread's */
+	int fd;
+	size_t chunk;
+	ss_expr *on, *by;
+	enum ss_tsunit unit;
+	/* the main thread's */
+	const char *name;
+	struct ahead_batch *cur;
+	size_t next;      /* the next record of cur */
+	uint64_t off;     /* the offset of the line last returned */
+	uint64_t line;    /* the number of the line last taken (returned or not) */
+	bool ended;
+};
+
+static bool
+disabled(void)
+{
+	const char *env = getenv("SS_THREADS");
+
+	return env != NULL && strcmp(env, "0") == 0;
+}
+
+/* Bytes read at a time: CHUNK, or SS_THREADS_CHUNK (tests make it tiny). */
+static size_t
+chunk_size(void)
+{
+	const char *env = getenv("SS_THREADS_CHUNK");
+
+	return env != NULL && atol(env) > 0 ? (size_t)atol(env) : CHUNK;
+}
+
+/* Start fn(arg) on a thread with every signal blocked: signals go to the main thread,
+ * which stops the join between records. */
+static int
+spawn(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(th, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
+/* The thread's lock and waits: errors here are bugs, not conditions to handle. */
+static void
+lock(struct asof_ahead *a)
+{
+	if (pthread_mutex_lock(&a->mu) != 0)
+		abort();
+}
+
+static void
+unlock(struct asof_ahead *a)
+{
+	if (pthread_mutex_unlock(&a->mu) != 0)
+		abort();
+}
+
+static struct ahead_batch *
+batch_get(struct asof_ahead *a)
+{
+	lock(a);
+	struct ahead_batch *b = a->spare;
+	if (b != NULL)
+		a->spare = b->next;
+	unlock(a);
+	if (b == NULL) {
+		b = ss_xmalloc(sizeof *b);
+		*b = (struct ahead_batch){0};
+	}
+	b->used = b->n = 0;
+	b->last = false;
+	b->err = 0;
+	b->next = NULL;
+	ss_buf_reset(&b->keys);
+	return b;
+}
+
+static void
+batch_free(struct ahead_batch *b)
+{
+	free(b->buf);
+	free(b->rec);
+	ss_buf_free(&b->keys);
+	free(b);
+}
+
+static void
+batch_list_free(struct ahead_batch *b)
+{
+	for (struct ahead_batch *next; b != NULL; b = next) {
+		next = b->next;
+		batch_free(b);
+	}
+}
+
+static void
+room_for(struct ahead_batch *b, size_t need)
+{
+	if (b->cap >= need)
+		return;
+	size_t cap = b->cap ? b->cap : need;
+	while (cap < need)
+		cap *= 2;
+	b->buf = ss_xrealloc(b->buf, cap);
+	b->cap = cap;
+}
+
+/* Parse one line as asof_parse would, without reporting anything: good, with its time
+ * and key, or not (the main thread parses it again). */
+static void
+parse(struct asof_ahead *a, struct ahead_batch *b, struct ahead_rec *r)
+{
+	const char *raw = b->buf + r->at, *p, *why;
+	struct ss_jmember m[16];
+	size_t nm, n;
+	ss_rec rec;
+
+	r->ok = false;
+	if (ss_ndjson_blank(raw, r->len) || !ss_jscan_document_members(raw, raw + r->len, m, 16, &nm, &why))
+		return;
+	ss_rec_init(&rec, raw, r->len);
+	ss_rec_set_members(&rec, m, nm);
+	/* (the _nojq variants: jv is libjq's, and libjq is the main thread's) */
+	if (!ss_expr_raw(a->on, &rec, &p, &n) || ss_time_from_raw_nojq(p, n, a->unit, &r->t, &why) != 1)
+		return;
+	r->kat = b->keys.len;
+	if (a->by != NULL && !(ss_expr_raw(a->by, &rec, &p, &n) && ss_keyenc_raw_nojq(&b->keys, p, n) == 1))
+		return;
+	r->klen = b->keys.len - r->kat;
+	r->ok = true;
+}
+
+static void
+add_line(struct ahead_batch *b, size_t at, size_t len, uint64_t off, uint64_t line)
+{
+	if (b->n == b->rcap) {
+		b->rcap = b->rcap ? 2 * b->rcap : 4096;
+		b->rec = ss_xrealloc(b->rec, b->rcap * sizeof *b->rec);
+	}
+	if (len > 0 && b->buf[at + len - 1] == '\r')
+		len--; /* CRLF line ends */
+	b->rec[b->n++] = (struct ahead_rec){.off = off, .line = line, .at = at, .len = len};
+}
+
+/* Hand a batch to the main thread; false when it asked the thread to stop. */
+static bool
+put(struct asof_ahead *a, struct ahead_batch *b)
+{
+	lock(a);
+	while (a->queued >= QUEUE && !a->stop)
+		pthread_cond_wait(&a->room, &a->mu);
+	bool stop = a->stop;
+	if (!stop) {
+		if (a->tail)
+			a->tail->next = b;
+		else
+			a->head = b;
+		a->tail = b;
+		a->queued++;
+		pthread_cond_signal(&a->ready);
+	}
+	unlock(a);
+	if (stop)
+		batch_free(b);
+	return !stop;
+}
+
+static void *
+produce(void *arg)
+{
+	struct asof_ahead *a = arg;
+	uint64_t pos = 0, line = 0;  /* the file offset read next, the lines so far */
+	char *carry = NULL;          /* the unfinished line at the end of the last batch */
+	size_t ncarry = 0, carrycap = 0;
+
+	for (;;) {
+		struct ahead_batch *b = batch_get(a);
+		uint64_t base = pos - ncarry; /* file offset of b->buf[0] */
+		size_t start = 0;
+		bool eof = false;
+
+		room_for(b, ncarry + a->chunk);
+		if (ncarry)
+			memcpy(b->buf, carry, ncarry);
+		b->used = ncarry;
+		/* read until the batch holds a whole line, or the file ends */
+		for (;;) {
+			room_for(b, b->used + a->chunk);
+			ssize_t k = pread(a->fd, b->buf + b->used, a->chunk, (off_t)pos);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k < 0) {
+				b->err = errno;
+				eof = true;
+				break;
+			}
+			if (k == 0) {
+				eof = true;
+				break;
+			}
+			b->used += (size_t)k;
+			pos += (uint64_t)k;
+			if (memchr(b->buf + b->used - (size_t)k, '\n', (size_t)k) != NULL)
+				break;
+		}
+		for (;;) {
+			char *nl = memchr(b->buf + start, '\n', b->used - start);
+			if (nl == NULL)
+				break;
+			add_line(b, start, (size_t)(nl - b->buf) - start, base + start, ++line);
+			start = (size_t)(nl - b->buf) + 1;
+		}
+		ncarry = b->used - start;
+		if (eof && ncarry > 0 && b->err == 0) {
+			add_line(b, start, ncarry, base + start, ++line); /* a last line without '\n' */
+			ncarry = 0;
+		}
+		if (ncarry > carrycap) {
+			carrycap = ncarry;
+			carry = ss_xrealloc(carry, carrycap);
+		}
+		if (ncarry)
+			memcpy(carry, b->buf + start, ncarry);
+		for (size_t i = 0; i < b->n; i++)
+			parse(a, b, &b->rec[i]);
+		b->last = eof;
+		if (!put(a, b) || eof)
+			break;
+	}
+	free(carry);
+	return NULL;
+}
+
+/* A regular file whose reader reads it from its start (a file given as standard input
+ * may be open further in: the reader reads from there, and so is left to it). */
+static bool
+at_start(ss_reader *r, struct stat *st)
+{
+	return fstat(ss_reader_fd(r), st) == 0 && S_ISREG(st->st_mode) && lseek(ss_reader_fd(r), 0, SEEK_CUR) == 0;
+}
+
+struct asof_ahead *
+asof_ahead_start(ss_asof *j, ss_reader *r, bool left)
+{
+	ss_expr *on = left ? j->lon : j->ron, *by = left ? j->lby : j->rby;
+	struct stat st;
+
+	if (disabled() || !j->batch || ss_reader_lineno(r) != 0 || !ss_expr_is_path(on) ||
+	    (by != NULL && !ss_expr_is_path(by)) || !at_start(r, &st))
+		return NULL;
+	struct asof_ahead *a = ss_xmalloc(sizeof *a);
+	*a = (struct asof_ahead){.fd = ss_reader_fd(r), .on = on, .by = by, .unit = j->o.unit,
+				 .name = ss_reader_name(r), .chunk = chunk_size()};
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->ready, NULL);
+	pthread_cond_init(&a->room, NULL);
+	if (spawn(&a->th, produce, a) != 0) {
+		pthread_mutex_destroy(&a->mu);
+		pthread_cond_destroy(&a->ready);
+		pthread_cond_destroy(&a->room);
+		free(a);
+		return NULL; /* parsed on the main thread, as without threads */
+	}
+	return a;
+}
+
+void
+asof_ahead_stop(struct asof_ahead *a)
+{
+	if (a == NULL || pthread_equal(pthread_self(), a->th))
+		return; /* (the thread itself exits only when out of memory) */
+	lock(a);
+	a->stop = true;
+	pthread_cond_broadcast(&a->room);
+	unlock(a);
+	pthread_join(a->th, NULL);
+	batch_list_free(a->head);
+	batch_list_free(a->spare);
+	if (a->cur)
+		batch_free(a->cur);
+	pthread_mutex_destroy(&a->mu);
+	pthread_cond_destroy(&a->ready);
+	pthread_cond_destroy(&a->room);
+	free(a);
+}
+
+/* The main thread is done with cur: it is reused; the next batch, waited for. */
+static void
+advance(struct asof_ahead *a)
+{
+	lock(a);
+	if (a->cur) {
+		a->cur->next = a->spare;
+		a->spare = a->cur;
+	}
+	while (a->head == NULL)
+		pthread_cond_wait(&a->ready, &a->mu);
+	a->cur = a->head;
+	a->head = a->cur->next;
+	if (a->head == NULL)
+		a->tail = NULL;
+	a->queued--;
+	pthread_cond_signal(&a->room);
+	unlock(a);
+	a->next = 0;
+}
+
+bool
+asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in)
+{
+	for (;;) {
+		if (a->cur == NULL || a->next == a->cur->n) {
+			if (a->ended)
+				return false;
+			if (a->cur != NULL && a->cur->last) {
+				if (a->cur->err != 0)
+					ss_diag_die(SS_EXIT_DATA, "%s: read: %s", a->name, strerror(a->cur->err));
+				a->ended = true;
+				return false;
+			}
+			advance(a);
+			continue;
+		}
+		const struct ahead_rec *r = &a->cur->rec[a->next++];
+		const char *raw = a->cur->buf + r->at;
+		a->off = r->off;
+		a->line = r->line;
+		if (!r->ok) {
+			if (asof_parse(j, left, raw, r->len, r->line, in))
+				return true;
+			continue;
+		}
+		in->raw = raw;
+		in->len = r->len;
+		in->line = r->line;
+		in->t = r->t;
+		in->has_env = false; /* a batch reads no envelopes (asof_parse.c parse_valid) */
+		ss_buf_reset(&in->key);
+		if (r->klen > 0)
+			ss_buf_add(&in->key, a->cur->keys.data + r->kat, r->klen);
+		asof_parsed(j, left, in);
+		return true;
+	}
+}
+
+uint64_t
+asof_ahead_offset(const struct asof_ahead *a)
+{
+	return a->off;
+}
+
+uint64_t
+asof_ahead_lineno(const struct asof_ahead *a)
+{
+	return a->line;
+}
+
+/* ---- is a file in time order? ---- */
+
+/* One part of the file, checked as in_order (asof_run.c) checks the whole: the times of
+ * its lines that have one, in order? unknown: a line whose time only libjq could tell
+ * (the raw path did not find it), or a read error: the caller checks the file itself. */
+struct order_part {
+	int fd;
+	uint64_t from, to;
+	size_t chunk;
+	ss_expr *on;
+	enum ss_tsunit unit;
+	atomic_bool *quit; /* the other part found its answer: no need to go on */
+	bool any, sorted, unknown;
+	int64_t first, last;
+};
+
+/* Take a line's time as asof_peek_time does; false when the part is decided. */
+static bool
+order_line(struct order_part *p, const char *line, size_t len)
+{
+	const char *v, *why;
+	size_t n;
+	int64_t t;
+	ss_rec rec;
+
+	if (len > 0 && line[len - 1] == '\r')
+		len--;
+	ss_rec_init(&rec, line, len);
+	if (!ss_expr_raw(p->on, &rec, &v, &n)) {
+		p->unknown = true;
+		return false;
+	}
+	switch (ss_time_from_raw_nojq(v, n, p->unit, &t, &why)) {
+	case -1:
+		p->unknown = true; /* libjq's to tell */
+		return false;
+	case 0:
+		return true;
+	}
+	if (p->any && t < p->last) {
+		p->sorted = false;
+		return false;
+	}
+	if (!p->any)
+		p->first = t;
+	p->any = true;
+	p->last = t;
+	return true;
+}
+
+static void *
+order_check(void *arg)
+{
+	struct order_part *p = arg;
+	size_t cap = 2 * p->chunk, used = 0;
+	char *buf = malloc(cap);
+	uint64_t pos = p->from;
+	bool go = buf != NULL;
+
+	p->sorted = true;
+	p->unknown = buf == NULL;
+	while (go && !atomic_load_explicit(p->quit, memory_order_relaxed)) {
+		if (cap - used < p->chunk) {
+			char *nb = realloc(buf, 2 * cap);
+			if (nb == NULL) {
+				p->unknown = true;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		size_t want = cap - used;
+		if (p->to - pos < want)
+			want = (size_t)(p->to - pos);
+		ssize_t k = want ? pread(p->fd, buf + used, want, (off_t)pos) : 0;
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			p->unknown = true;
+			break;
+		}
+		used += (size_t)k;
+		pos += (uint64_t)k;
+		size_t start = 0;
+		char *nl;
+		while (go && (nl = memchr(buf + start, '\n', used - start)) != NULL) {
+			go = order_line(p, buf + start, (size_t)(nl - buf) - start);
+			start = (size_t)(nl - buf) + 1;
+		}
+		if (go && k == 0) {
+			if (used > start)
+				go = order_line(p, buf + start, used - start); /* a last line without '\n' */
+			break;
+		}
+		memmove(buf, buf + start, used - start);
+		used -= start;
+	}
+	if (!p->sorted || p->unknown)
+		atomic_store(p->quit, true);
+	free(buf);
+	return NULL;
+}
+
+bool
+asof_ahead_in_order(ss_asof *j, ss_reader *r, bool left, bool *sorted)
+{
+	ss_expr *on = left ? j->lon : j->ron;
+	size_t csize = chunk_size();
+	struct stat st;
+	char blk[4096];
+	ssize_t k = 0;
+
+	if (disabled() || !ss_expr_is_path(on) || !at_start(r, &st) || (uint64_t)st.st_size < 2 * csize)
+		return false;
+	/* the second part starts after the first newline from the middle on */
+	uint64_t size = (uint64_t)st.st_size, mid = size / 2;
+	const char *nl = NULL;
+	while (nl == NULL && (k = pread(ss_reader_fd(r), blk, sizeof blk, (off_t)mid)) > 0)
+		if ((nl = memchr(blk, '\n', (size_t)k)) == NULL)
+			mid += (uint64_t)k;
+	if (nl == NULL)
+		return false;
+	mid += (uint64_t)(nl - blk) + 1;
+	if (mid >= size)
+		return false;
+	atomic_bool quit = false;
+	struct order_part part[2] = {
+		{.fd = ss_reader_fd(r), .from = 0, .to = mid, .chunk = csize, .on = on, .unit = j->o.unit, .quit = &quit},
+		{.fd = ss_reader_fd(r), .from = mid, .to = size, .chunk = csize, .on = on, .unit = j->o.unit, .quit = &quit},
+	};
+	pthread_t th;
+	if (spawn(&th, order_check, &part[0]) != 0)
+		return false;
+	order_check(&part[1]);
+	pthread_join(th, NULL);
+	if (part[0].unknown || part[1].unknown)
+		return false;
+	*sorted = part[0].sorted && part[1].sorted &&
+		  (!part[0].any || !part[1].any || part[1].first >= part[0].last);
+	return true;
+}

@@ -1,0 +1,282 @@
+/* The join's in-memory state: a hash map from encoded key to that key's right history
+ * (sorted by event time), and the release heap of held left records; and the match rule
+ * that picks the answer between the right records around a time (the index's too). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "join/asof_impl.h"
+#include "base/diag.h"
+#include "base/hash.h"
+
+/* The slot of key (enc, len) with hash h: its own, or the empty one where it belongs. */
+static size_t
+map_find(const struct asof_map *m, uint64_t h, const char *enc, size_t len)
+{
+	size_t i = h & (m->cap - 1);
+
+	for (; m->slot[i].hash != 0; i = (i + 1) & (m->cap - 1)) {
+		const struct asof_key *k = m->slot[i].key;
+		if (m->slot[i].hash == h && k->enclen == len && memcmp(k->enc, enc, len) == 0)
+			break;
+	}
+	return i;
+}
+
+static void
+map_grow(struct asof_map *m)
+{
+	struct asof_map g = {.cap = m->cap ? m->cap * 2 : 64, .n = m->n};
+
+	g.slot = calloc(g.cap, sizeof *g.slot);
+	if (g.slot == NULL)
+		ss_diag_die(SS_EXIT_DATA, "out of memory");
+	for (size_t i = 0; i < m->cap; i++) {
+		if (m->slot[i].hash == 0)
+			continue;
+		size_t j = m->slot[i].hash & (g.cap - 1);
+		while (g.slot[j].hash != 0)
+			j = (j + 1) & (g.cap - 1);
+		g.slot[j] = m->slot[i];
+	}
+	free(m->slot);
+	*m = g;
+}
+
+void
+asof_key_prefetch(const struct asof_map *m, const char *enc, size_t len)
+{
+	if (m->cap > 0 && len > 0)
+		__builtin_prefetch(&m->slot[ss_hash_bytes(enc, len) & (m->cap - 1)]);
+}
+
+struct asof_key *
+asof_key_get(struct asof_map *m, const char *enc, size_t len)
+{
+	static const char none[1];
+
+	if (len == 0) /* no --by: the empty key, maybe from a NULL buffer */
+		enc = none;
+	uint64_t h = ss_hash_bytes(enc, len) | 1; /* 0 marks an empty slot */
+	if (2 * (m->n + 1) > m->cap)
+		map_grow(m);
+	size_t i = map_find(m, h, enc, len);
+	if (m->slot[i].hash != 0)
+		return m->slot[i].key;
+	struct asof_key *k = calloc(1, sizeof *k + len + 1);
+	if (k == NULL)
+		ss_diag_die(SS_EXIT_DATA, "out of memory");
+	k->hash = h;
+	k->enclen = (uint32_t)len;
+	memcpy(k->enc, enc, len);
+	m->slot[i] = (struct asof_slot_ent){.hash = h, .key = k};
+	m->n++;
+	return k;
+}
+
+void
+asof_map_free(struct asof_map *m)
+{
+	for (size_t i = 0; i < m->cap; i++) {
+		struct asof_key *k = m->slot[i].key;
+		if (k == NULL)
+			continue;
+		for (size_t r = 0; r < k->n; r++)
+			free(k->hist[r].raw);
+		free(k->hist);
+		free(k);
+	}
+	free(m->slot);
+	*m = (struct asof_map){0};
+}
+
+/* Index of the first record with time > t (strict: >= t). */
+static size_t
+upper(const struct asof_key *k, int64_t t, bool strict)
+{
+	size_t lo = 0, hi = k->n;
+
+	/* the common case, in-order data, is answered at the end */
+	if (hi > 0 && (strict ? k->hist[hi - 1].t < t : k->hist[hi - 1].t <= t))
+		return hi;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strict ? k->hist[mid].t < t : k->hist[mid].t <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const struct asof_right *
+asof_hist_backward(const struct asof_key *k, int64_t t, bool strict)
+{
+	size_t i = upper(k, t, strict);
+
+	return i > 0 ? &k->hist[i - 1] : NULL;
+}
+
+const struct asof_right *
+asof_hist_forward(const struct asof_key *k, int64_t t, bool strict)
+{
+	size_t i = upper(k, t, !strict);
+
+	return i < k->n ? &k->hist[i] : NULL;
+}
+
+const struct asof_right *
+asof_hist_put(struct asof_key *k, int64_t t, uint64_t seq, char *raw, size_t len)
+{
+	size_t i = upper(k, t, true); /* first record with time >= t */
+
+	if (i < k->n && k->hist[i].t == t) {
+		/* same key and time: the later record replaces the earlier */
+		if (seq < k->hist[i].seq) {
+			free(raw);
+			return NULL;
+		}
+		free(k->hist[i].raw);
+	} else {
+		if (k->n == k->cap) {
+			k->cap = k->cap ? 2 * k->cap : 4;
+			k->hist = ss_xrealloc(k->hist, k->cap * sizeof *k->hist);
+		}
+		memmove(&k->hist[i + 1], &k->hist[i], (k->n - i) * sizeof *k->hist);
+		k->n++;
+	}
+	k->hist[i] = (struct asof_right){.t = t, .seq = seq, .len = (uint32_t)len, .raw = raw};
+	return &k->hist[i];
+}
+
+void
+asof_hist_prune(struct asof_key *k, int64_t cutoff,
+		void (*cb)(const struct asof_key *, const struct asof_right *, void *), void *arg)
+{
+	size_t drop = 0;
+
+	/* keep the newest record older than cutoff: it answers lookups at cutoff */
+	while (drop + 1 < k->n && k->hist[drop + 1].t < cutoff)
+		drop++;
+	if (drop == 0)
+		return;
+	for (size_t i = 0; i < drop; i++) {
+		if (cb)
+			cb(k, &k->hist[i], arg);
+		free(k->hist[i].raw);
+	}
+	memmove(k->hist, k->hist + drop, (k->n - drop) * sizeof *k->hist);
+	k->n -= drop;
+	k->pruned = true;
+	if (k->cap > 64 && k->n < k->cap / 4) {
+		k->cap /= 2;
+		k->hist = ss_xrealloc(k->hist, k->cap * sizeof *k->hist);
+	}
+}
+
+/* ---- release heap: a binary min-heap on the release point p ---- */
+
+static bool
+before(const struct asof_held *a, const struct asof_held *b)
+{
+	return a->p < b->p || (a->p == b->p && a->id < b->id);
+}
+
+static void
+place(struct asof_heap *h, size_t i, struct asof_held *x)
+{
+	h->v[i] = x;
+	x->heap = i;
+}
+
+static void
+sift_up(struct asof_heap *h, size_t i)
+{
+	struct asof_held *x = h->v[i];
+
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!before(x, h->v[parent]))
+			break;
+		place(h, i, h->v[parent]);
+		i = parent;
+	}
+	place(h, i, x);
+}
+
+static void
+sift_down(struct asof_heap *h, size_t i)
+{
+	struct asof_held *x = h->v[i];
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && before(h->v[c + 1], h->v[c]))
+			c++;
+		if (!before(h->v[c], x))
+			break;
+		place(h, i, h->v[c]);
+		i = c;
+	}
+	place(h, i, x);
+}
+
+void
+asof_heap_push(struct asof_heap *h, struct asof_held *x)
+{
+	if (h->n == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 256;
+		h->v = ss_xrealloc(h->v, h->cap * sizeof *h->v);
+	}
+	h->v[h->n] = x;
+	sift_up(h, h->n++);
+}
+
+void
+asof_heap_remove(struct asof_heap *h, struct asof_held *x)
+{
+	size_t i = x->heap;
+	struct asof_held *last = h->v[--h->n];
+
+	if (i == h->n)
+		return;
+	place(h, i, last);
+	asof_heap_fix(h, last);
+}
+
+struct asof_held *
+asof_heap_pop(struct asof_heap *h)
+{
+	struct asof_held *x = h->v[0];
+
+	asof_heap_remove(h, x);
+	return x;
+}
+
+void
+asof_heap_fix(struct asof_heap *h, struct asof_held *x)
+{
+	sift_up(h, x->heap);
+	sift_down(h, x->heap);
+}
+
+/* ---- the match rule ---- */
+
+static bool
+within(const ss_asof *j, int64_t a, int64_t b)
+{
+	return j->o.tolerance < 0 || b - a <= j->o.tolerance;
+}
+
+const struct asof_right *
+asof_pick(const ss_asof *j, int64_t t, const struct asof_right *b, const struct asof_right *f)
+{
+	if (b && !within(j, b->t, t))
+		b = NULL;
+	if (f && !within(j, t, f->t))
+		f = NULL;
+	if (b && f) /* nearest: the closer one, ties to backward */
+		return f->t - t < t - b->t ? f : b;
+	return b ? b : f;
+}

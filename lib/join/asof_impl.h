@@ -1,0 +1,433 @@
+/* asof_impl: internals shared by lib/join/*.c; not an API for other modules.
+ *
+ * Hot state lives in memory: per join key, the right history as an array sorted by
+ * event time (pruned behind the slower stream), and the left records still held
+ * (defer) or open for revision (revise) in a heap ordered by their release point.
+ * The --state file mirrors that state (lib/join/asof_state.c). */
+#ifndef SS_ASOF_IMPL_H
+#define SS_ASOF_IMPL_H
+#include <jq.h>
+#include <stdio.h>
+
+#include "db/acks.h"
+#include "join/asof.h"
+#include "base/buf.h"
+#include "stream/envelope.h"
+#include "base/expr.h"
+#include "stream/feed.h"
+#include "base/jscan.h"
+#include "stream/partwm.h"
+
+#define ASOF_NONE SS_PARTWM_NONE /* no time yet, as for a partition (partwm.h) */
+#define CHECKPOINT_RECORDS 10000
+
+/* One right record; raw is malloc'd and owned by the history. */
+struct asof_right {
+	int64_t t;
+	uint64_t seq; /* its identity and rank among ties (asof.c right_seq) */
+	uint32_t len;
+	char *raw;
+};
+
+struct asof_held;
+
+struct asof_key {
+	struct asof_right *hist; /* sorted by t, unique t */
+	size_t n, cap;
+	uint64_t hash;
+	uint32_t enclen;
+	bool pruned; /* older history was dropped: lookups before hist[0] are unknown */
+	bool on_disk; /* older history is in the store only (evicted): every record older
+			 than hist[0] (asof.c evict) */
+	struct asof_held *held;  /* this key's held/open left records */
+	char enc[];  /* the encoded key, in the same allocation: one cache miss less */
+};
+
+/* A left record held for defer, or open for revision (revise). */
+struct asof_held {
+	int64_t t;       /* left event time */
+	int64_t p;       /* release point: final once the right watermark is past it */
+	int64_t since;   /* monotonic arrival time, for --max-delay */
+	uint64_t id;     /* row id in the state file */
+	uint64_t match;  /* seq of the right record last emitted with it, 0 for none */
+	uint32_t revision;
+	uint64_t line;
+	size_t heap;     /* index in the release heap */
+	struct asof_key *key;
+	struct asof_held *knext, *kprev; /* per-key list */
+	struct asof_held *anext, *aprev; /* arrival order, for --max-delay */
+	struct asof_held *onext; /* --order left: the next of its left partition (by id) */
+	uint32_t oq;             /* --order left: its left partition's queue (j->oq) */
+	size_t len;
+	char raw[];
+};
+
+/* --order left (defer): a result is written only after those of the left records before
+ * it in its left partition. A held record whose answer is final (released), or was
+ * written early (--max-delay) or expired, stays held, marked done in its revision, which
+ * defer does not use otherwise (and so in the state file's column): ASOF_DONE | its
+ * ASOF_MARK_* bits. Held records are in their partition's queue in arrival (id) order;
+ * its done head goes out. A queue's records on disk (spilled) are newer than those in
+ * memory; in match (unused by defer too) they carry their queue, its partition + 1. */
+#define ASOF_DONE 0x100u
+
+struct asof_oq {
+	int32_t partition;   /* left partition number (of any topic); -1: without envelope */
+	uint64_t spilled;    /* its held records on disk, all newer than those in memory */
+	uint64_t from;       /* the ids of those are at least this */
+	struct asof_held *first, *last;
+};
+
+struct asof_map {
+	/* open addressing; a key's hash (odd) beside it, so a probe reads only the slot
+	 * array until a hash matches; hash 0 and key NULL: empty */
+	struct asof_slot_ent {
+		uint64_t hash;
+		struct asof_key *key;
+	} *slot;
+	size_t cap, n;
+};
+
+struct asof_heap {
+	struct asof_held **v;
+	size_t n, cap;
+};
+
+/* A parsed input record. */
+struct asof_in {
+	const char *raw;
+	size_t len;
+	uint64_t line;
+	int64_t t;
+	ss_buf key; /* keyenc bytes; empty without --by */
+	bool has_env;
+	struct ss_envelope env;
+	/* its top-level members, noted while it was validated (SIZE_MAX: not noted) */
+	struct ss_jmember members[16];
+	size_t nmembers;
+};
+
+/* One topic-partition of an input (asof_wm.c); wm.pos is the newest offset read from it,
+ * applied or not. */
+struct asof_part {
+	char topic[256];
+	int32_t partition;
+	struct ss_partwm_part wm;
+};
+
+struct asof_parts {
+	struct asof_part *v;
+	size_t n, cap, last;
+};
+
+/* --acks: a result written in this run and kept in the state until delivered. */
+struct asof_sent {
+	uint64_t line; /* its line number in this run's output */
+	int64_t row;   /* its row in the state's outbox */
+};
+
+struct asof_outbox {
+	struct asof_sent *v; /* oldest first, from v[head] */
+	size_t head, n, cap;
+};
+
+struct asof_counters {
+	uint64_t left, right, emitted, matched, late, expired, early, revisions, replayed;
+};
+
+struct asof_state;
+struct asof_dir;
+
+/* A join: with --state-dir, the top join only parses and routes records to one
+ * partition-join per partition number (asof_dir.c); a partition-join is a whole join
+ * with its own --state file that borrows the top's expressions, output and late file. */
+struct ss_asof {
+	struct ss_asof_opts o;
+	ss_asof *top;          /* the router a partition-join belongs to, or NULL */
+	struct asof_dir *dir;  /* --state-dir: the partition-joins, or NULL */
+	ss_writer *out;
+	ss_expr *lon, *ron, *lby, *rby;
+	jq_state *select;
+	struct ss_proj *proj; /* --select without libjq (proj.h), or NULL */
+	struct asof_map keys;
+	struct asof_heap heap;
+	struct asof_held *afirst, *alast;
+	int64_t maxr;     /* newest right event time applied from records without envelope */
+	struct asof_parts rparts; /* per topic-partition of enveloped right records */
+	int64_t wm;        /* the effective right watermark (asof_wm.c) */
+	int32_t partition; /* a partition-join's partition number, else -1 */
+	ss_feed_in *rfeed; /* top: what the right input's writer tells (one input: its), or NULL */
+	ss_feed_in *lfeed; /* top: the same of the left input */
+	uint64_t feed_gen; /* top: times rfeed was read; a join syncs when it has not seen the last */
+	uint64_t feed_synced;
+	size_t feed_parts; /* right partitions the writer listed when last synced */
+	bool blind_told;   /* said that the right partitions cannot be known */
+	unsigned told;     /* top: the ASOF_MARK_* said on stderr already */
+	bool right_empty;  /* top: the right input ended without a record, and none came before */
+	bool had_history;  /* top: the state holds right records of an earlier run */
+	int left_failed;   /* top: the left input's writer failed with this exit status (-1: killed) */
+	int64_t idle_next; /* monotonic time the next partition turns idle */
+	int64_t started;   /* monotonic start time: unseen partitions are waited for --idle */
+	int64_t lw;       /* the left time history is kept for: the slowest left partition's */
+	int64_t lw_bare;  /* newest left event time from records without envelope */
+	struct asof_parts lparts; /* per topic-partition of enveloped left records */
+	bool left_seen, left_bare; /* the first left record had no envelope */
+	bool batch;       /* the right input is a regular file and there is no state: it is
+			     complete, every result is final when written (asof_run.c) */
+	bool revision0;   /* --emit revise over files: each result written once, revision 0 */
+	bool right_whole; /* the right input is a file read whole first: nothing in it is late */
+	struct asof_index *index; /* the right file, indexed whole (asof_index.c), or NULL: built
+				   and freed by the batch run (asof_run.c) */
+	struct asof_ahead *lahead, *rahead; /* a file parsed ahead on a thread (asof_ahead.c), or NULL */
+	uint64_t rquiet;  /* right lines up to this one were reported already (a re-read) */
+	bool left_eof, right_eof;
+	uint64_t rseq, lid;
+	uint64_t uncommitted; /* records since the last state commit */
+	ss_buf obuf;
+	struct asof_in lin, rin;
+	/* asof.c: a bad record is about to end the run (asof_parse.c, --on-error fail): the
+	 * held records go out first */
+	void (*finish_held)(ss_asof *j);
+	const char *lname, *rname;
+	ss_reader *lrd, *rrd; /* the inputs while a run reads them (one input: lrd) */
+	ss_progress *progress; /* the live line, or NULL */
+	int64_t in_size;       /* bytes of both inputs when both are regular files, else -1 */
+	FILE *late;
+	struct asof_state *st;    /* --state, or NULL */
+	struct asof_state *spill; /* where held records overflow: st, or a temporary file */
+	size_t held_bytes, spill_limit;
+	size_t hist_bytes, hist_limit; /* right history in memory, and its bound */
+	struct asof_right near[2];     /* history read back from the store (asof.c) */
+	uint64_t spilled;         /* held records on disk, not in memory */
+	struct asof_oq *oq;       /* --order left: one queue per left partition */
+	size_t noq, oqcap, oqlast;
+	uint64_t waiting;         /* --order left: done records in memory waiting for older ones */
+	int64_t spill_min_t;
+	struct asof_counters n; /* for the summary */
+	struct asof_outbox outbox; /* --acks: results not yet delivered */
+	ss_acks *acks;       /* the top join's --acks file, or NULL */
+	uint64_t lines_out;  /* top: lines written in this run */
+	uint64_t delivered;  /* top: of which delivered, as the acks file said at the last commit */
+	bool backlog_warned; /* top: told that results are piling up undelivered */
+};
+
+/* The join whose output, names and counts a join's are: its top, or itself. */
+static inline ss_asof *
+asof_top(ss_asof *j)
+{
+	return j->top ? j->top : j;
+}
+
+static inline const ss_asof *
+asof_ctop(const ss_asof *j)
+{
+	return j->top ? j->top : j;
+}
+
+/* asof_hist.c: keys, right history, release heap. */
+struct asof_key *asof_key_get(struct asof_map *m, const char *enc, size_t len);
+/* Start loading the slot of a key about to be looked up (a cache miss that overlaps
+ * with the work before the lookup). */
+void asof_key_prefetch(const struct asof_map *m, const char *enc, size_t len);
+void asof_map_free(struct asof_map *m);
+/* Insert, or replace the record with the same time unless it ranks higher (seq):
+ * NULL then, raw freed. Takes ownership of raw. */
+const struct asof_right *asof_hist_put(struct asof_key *k, int64_t t, uint64_t seq, char *raw, size_t len);
+const struct asof_right *asof_hist_backward(const struct asof_key *k, int64_t t, bool strict);
+const struct asof_right *asof_hist_forward(const struct asof_key *k, int64_t t, bool strict);
+/* Drop records older than cutoff except the newest of them; cb sees each dropped one. */
+void asof_hist_prune(struct asof_key *k, int64_t cutoff,
+		     void (*cb)(const struct asof_key *, const struct asof_right *, void *), void *arg);
+void asof_heap_push(struct asof_heap *h, struct asof_held *x);
+struct asof_held *asof_heap_pop(struct asof_heap *h);
+void asof_heap_remove(struct asof_heap *h, struct asof_held *x);
+void asof_heap_fix(struct asof_heap *h, struct asof_held *x);
+/* The answer for a left record at t among the latest right record at or before it (b)
+ * and the earliest at or after it (f), either NULL: by --direction and --tolerance. */
+const struct asof_right *asof_pick(const ss_asof *j, int64_t t, const struct asof_right *b,
+				   const struct asof_right *f);
+
+/* asof_parse.c: records parsed (asof_in), bad ones reported. */
+bool asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in);
+/* What asof_parse does besides parsing for a good record of a batch that was parsed
+ * elsewhere (asof_ahead.c). */
+void asof_parsed(ss_asof *j, bool left, const struct asof_in *in);
+/* A line of the one input (--left-topic/--right-topic), parsed into j->lin or j->rin as
+ * *left says; false for a blank or rejected one (another topic, no envelope). */
+bool asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *left);
+/* The event time of a line, unvalidated and unreported: for checking an order only. */
+bool asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t *t);
+
+/* asof.c: the engine, fed one parsed record at a time. */
+/* A left record is about to be answered: exit 1 if the right input had no record (every
+ * answer would be null) unless --allow-empty-right. */
+void asof_check_right_empty(ss_asof *j);
+/* Marks of a result an approximation touched (chosen by a flag), and of what was said
+ * once on stderr. */
+enum {
+	ASOF_MARK_EXPIRED = 1, /* --retain dropped its answer: "expired": true */
+	ASOF_MARK_EARLY = 2,   /* written before final (--emit eager, --max-delay): "final": false */
+	ASOF_MARK_LATE = 4,    /* (said only) a late right record */
+};
+/* Write {"left":raw,"right":r} (r NULL: null), with "revision" unless revision < 0, and
+ * the marks (ASOF_MARK_*). */
+void asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r,
+	       int64_t revision, unsigned mark);
+/* One join's side of the router's entry points (asof_dir.c: asof_left ...). */
+void asof_join_left(ss_asof *j, const struct asof_in *in);
+void asof_join_right(ss_asof *j, const struct asof_in *in);
+void asof_join_right_end(ss_asof *j);
+void asof_join_tick(ss_asof *j);
+int asof_join_timeout(const ss_asof *j);
+bool asof_join_done(const ss_asof *j);
+bool asof_join_applied(ss_asof *j, const struct ss_envelope *env);
+void asof_idle(void *j);
+void asof_held_link(ss_asof *j, struct asof_held *h);
+/* A partition-join of top for partition number partition, with its state in path
+ * (borrowed until ss_asof_free). */
+ss_asof *asof_join_new(ss_asof *top, const char *path, int32_t partition);
+void asof_counters_add(struct asof_counters *sum, const struct asof_counters *c);
+/* The counters of the whole run (every partition-join), and the records still held. */
+void asof_totals(const ss_asof *j, struct asof_counters *c, size_t *held);
+
+/* asof_dir.c: --state-dir, the router over partition-joins. */
+/* The join's entry points, for the input loop: to the one join (asof_join_*), or with
+ * --state-dir to the partition-join of the record's partition (or to each). */
+void asof_left(ss_asof *j, const struct asof_in *in);
+void asof_right(ss_asof *j, const struct asof_in *in);
+void asof_right_end(ss_asof *j);
+void asof_tick(ss_asof *j);
+int asof_poll_timeout(const ss_asof *j);
+bool asof_done(const ss_asof *j);
+/* Has this enveloped right or left record been applied, in this run or an earlier one
+ * (the state's offsets)? */
+bool asof_applied(ss_asof *j, const struct ss_envelope *env);
+struct asof_dir *asof_dir_open(const char *path);
+/* Open the partitions whose files keep results of an earlier run, to write them again. */
+void asof_dir_resend(ss_asof *top);
+/* Commit and release every partition-join, free the router. */
+void asof_dir_free(ss_asof *top);
+void asof_dir_commit(ss_asof *top);
+/* The right stream of this partition ended (its consumer said so): its held records
+ * are finished at the right end even if no record of it came in this run. */
+void asof_dir_ended(ss_asof *top, int32_t partition);
+/* Counters and held records of the open partition-joins, added to sum and *held. */
+void asof_dir_count(const ss_asof *top, struct asof_counters *sum, size_t *held);
+
+/* asof_outbox.c: --acks. Write one result line (without its newline). */
+void asof_out(ss_asof *j, const char *line, size_t len);
+/* Write the results the state kept undelivered again (a new run), first. */
+void asof_outbox_resend(ss_asof *j);
+/* Drop the results delivered by now from the state (in the open batch). */
+void asof_outbox_trim(ss_asof *j);
+
+/* asof_index.c: a right regular file indexed whole (every answer is final at once). */
+struct asof_index *asof_index_build(ss_asof *j, ss_reader *r);
+/* The answer for a parsed left record; buf holds what the result points to. */
+const struct asof_right *asof_index_match(struct asof_index *ix, ss_asof *j, const struct asof_in *in,
+					  struct asof_right buf[2]);
+/* The answers of n parsed left records at once (their lookups overlap in memory):
+ * out[r], held in buf[r]. */
+void asof_index_match_batch(struct asof_index *ix, ss_asof *j, const struct asof_in *in, size_t n,
+			    struct asof_right (*buf)[2], const struct asof_right **out);
+void asof_index_free(struct asof_index *ix);
+/* Answer every held record from j->index (built in the middle of a merge). */
+void asof_answer_held(ss_asof *j);
+
+/* asof_ahead.c: a regular file of a batch parsed ahead on a thread. Started on a reader
+ * not read yet (or rewound), when the side's --on and --by are plain paths and
+ * SS_THREADS is not 0; else NULL (the reader is read on the main thread). */
+struct asof_ahead *asof_ahead_start(ss_asof *j, ss_reader *r, bool left);
+/* The next good record into in, as next_record reads it from the reader (bad ones
+ * reported on the way, in order); false at the end. in->raw stays valid until the next
+ * call. */
+bool asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in);
+/* The file offset of the line last returned, and the number of the line last read
+ * (as ss_reader_offset and ss_reader_lineno). */
+uint64_t asof_ahead_offset(const struct asof_ahead *a);
+uint64_t asof_ahead_lineno(const struct asof_ahead *a);
+/* Are the times of a regular file in order, as asof_run.c's in_order finds them (a
+ * line without one skipped)? Its two halves checked at once, on two threads: true with
+ * *sorted set, or false when that cannot be told so (SS_THREADS=0, a small file, --on not
+ * a plain path, a line whose time only libjq can read): check it on this thread then. */
+bool asof_ahead_in_order(ss_asof *j, ss_reader *r, bool left, bool *sorted);
+/* Stop the thread (it may be waiting for room) and free everything; NULL is fine. */
+void asof_ahead_stop(struct asof_ahead *a);
+
+/* asof_read.c: the next good record of a regular file (parsed ahead or read here), and
+ * the offset of its line. */
+bool asof_next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in);
+uint64_t asof_record_offset(const ss_asof *j, const ss_reader *r, bool left);
+/* Redraw the live line if one is shown and it is time: cheap per record. */
+void asof_progress(ss_asof *j);
+
+/* asof_wm.c: the partition-aware right watermark and left time. */
+struct asof_part *asof_part_get(struct asof_parts *ps, const char *topic, int32_t partition);
+/* Take in what the right input's writer says about its partitions (after a refresh). */
+void asof_wm_feed(ss_asof *j);
+/* A record of this partition was read, whether applied or not (bad, late, a replay). */
+void asof_wm_seen(ss_asof *j, bool left, const struct ss_envelope *env);
+bool asof_wm_update(ss_asof *j);
+/* The right input holds nothing older than t from here on (a file known to be in time
+ * order, its next record at t): left records before t are final now. */
+void asof_wm_promise(ss_asof *j, int64_t t);
+/* Is the right watermark held back because the right partitions cannot be known? */
+bool asof_wm_blind(const ss_asof *j);
+/* Advance the left time by a left record (its partition's, with an envelope). */
+void asof_lw_left(ss_asof *j, const struct asof_in *in);
+/* Recompute the left time: the minimum over the left partitions not idle. */
+void asof_lw_update(ss_asof *j);
+/* Is the right record late in its own partition? If not, advance the watermarks. */
+bool asof_wm_right(ss_asof *j, const struct asof_in *in);
+int asof_wm_timeout(const ss_asof *j);
+
+/* asof_state.c: the --state file. */
+/* path "" opens a private temporary file (for spilling without --state). */
+struct asof_state *asof_state_open(const char *path);
+void asof_state_close(struct asof_state *st);
+/* Load right history, held records and watermarks into j. */
+void asof_state_load(struct asof_state *st, ss_asof *j);
+/* Has this enveloped record been applied already? */
+bool asof_state_seen(struct asof_state *st, const struct ss_envelope *env);
+void asof_state_applied(struct asof_state *st, const struct ss_envelope *env);
+void asof_state_right_put(struct asof_state *st, const struct asof_key *k, const struct asof_right *r);
+/* Key k's stored record latest at or before t (before), or earliest at or after t, into
+ * out (its raw replaced: out owns it); false if none. */
+bool asof_state_right_near(struct asof_state *st, const struct asof_key *k, int64_t t, bool before,
+			   struct asof_right *out);
+void asof_state_right_del(struct asof_state *st, const struct asof_key *k, const struct asof_right *r);
+/* Key k's history has been pruned (kept across restarts: expired() needs it). */
+void asof_state_pruned(struct asof_state *st, const struct asof_key *k);
+void asof_state_held_put(struct asof_state *st, const struct asof_held *h, bool spilled);
+void asof_state_held_del(struct asof_state *st, const struct asof_held *h);
+void asof_state_meta(struct asof_state *st, const ss_asof *j);
+/* Revision counter of an enveloped left record (revise replays), -1 if unknown. */
+int64_t asof_state_revision_get(struct asof_state *st, const struct ss_envelope *env);
+void asof_state_revision_set(struct asof_state *st, const struct ss_envelope *env, int64_t rev);
+void asof_state_commit(struct asof_state *st);
+/* --emit revise: a left record whose answer is final, kept for a late right record to
+ * correct (its row is its key, time and bytes); fn gets each of key k's kept records with
+ * time in [lo, hi], and frees nothing; and the kept records older than cutoff dropped. */
+void asof_state_closed_put(struct asof_state *st, const struct asof_held *h);
+void asof_state_closed_each(struct asof_state *st, ss_asof *j, struct asof_key *k, int64_t lo, int64_t hi,
+			    void (*fn)(ss_asof *, struct asof_held *));
+void asof_state_closed_prune(struct asof_state *st, const struct asof_key *k, int64_t cutoff);
+/* The outbox of --acks: put a result line (returns its row), drop rows up to row, and
+ * call fn for each kept row in order. */
+int64_t asof_state_outbox_put(struct asof_state *st, const char *line, size_t len);
+void asof_state_outbox_trim(struct asof_state *st, int64_t row);
+/* Does the state file at path keep results of an earlier run not known delivered? */
+bool asof_state_keeps_results(const char *path);
+size_t asof_state_outbox_each(struct asof_state *st, ss_asof *j,
+			      void (*fn)(ss_asof *, const char *, size_t, int64_t));
+enum asof_unspill { ASOF_UNSPILL_P, ASOF_UNSPILL_SINCE };
+/* --order left: the spilled records of queue match (partition + 1) with id >= from, in id
+ * order, with their arrival times; and at load, each queue's spilled count to fn. */
+size_t asof_state_unspill_queue(struct asof_state *st, ss_asof *j, int64_t match, int64_t from, size_t limit,
+				void (*fn)(ss_asof *, struct asof_held *));
+void asof_state_queues(struct asof_state *st, ss_asof *j, void (*fn)(ss_asof *, int64_t match, uint64_t n));
+size_t asof_state_unspill(struct asof_state *st, ss_asof *j, enum asof_unspill by, int64_t max, size_t limit,
+			  void (*fn)(ss_asof *, struct asof_held *));
+/* Oldest event time among spilled records, ASOF_NONE if none. */
+int64_t asof_state_spill_min(struct asof_state *st);
+#endif

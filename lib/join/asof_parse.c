@@ -1,0 +1,218 @@
+/* Parsing the join's records: a line validated, its time (--on) and key (--by) read into
+ * a struct asof_in, a bad one reported by the --on-error policy (the engine's held
+ * records sent first when that ends the run: j->finish_held). Below the engine: the
+ * input loop (asof_run.c), the reader (asof_read.c) and, on the main thread, the files
+ * parsed ahead (asof_ahead.c: the lines its thread left) call it. */
+#include <string.h>
+
+#include "join/asof_impl.h"
+#include "base/keyenc.h"
+
+static void
+reject(ss_asof *j, bool left, const struct asof_in *in, const char *what, const char *why)
+{
+	char reason[512];
+
+	if (!left && in->line <= j->rquiet)
+		return; /* reported when the file was read the first time */
+	snprintf(reason, sizeof reason, "%s: %s%s%s", left ? "left" : "right", what, *what ? ": " : "", why);
+	j->finish_held(j);
+	ss_errpolicy_reject(j->o.onerror, left ? j->lname : j->rname, in->line, in->raw, in->len, reason);
+}
+
+/* A record of the one input whose side is not known (ss_asof_run_one). */
+static void
+reject_unsided(ss_asof *j, const struct asof_in *in, const char *what, const char *why)
+{
+	char reason[512];
+
+	snprintf(reason, sizeof reason, "%s%s%s", what, *what ? ": " : "", why);
+	j->finish_held(j);
+	ss_errpolicy_reject(j->o.onerror, j->lname, in->line, in->raw, in->len, reason);
+}
+
+static bool
+parse_time(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
+{
+	ss_expr *e = left ? j->lon : j->ron;
+	const char *p, *why = "no time";
+	size_t n;
+	bool ok;
+
+	if (ss_expr_raw(e, rec, &p, &n)) {
+		ok = ss_time_from_raw(p, n, j->o.unit, &in->t, &why);
+	} else if (ss_expr_absent(e, rec)) {
+		ok = false;
+		why = "no such field";
+	} else {
+		jv v = ss_expr_eval(e, rec);
+		char buf[256];
+		if (!jv_is_valid(v))
+			why = ss_expr_errmsg(v, buf, sizeof buf);
+		ok = jv_is_valid(v) && ss_time_from_jv(v, j->o.unit, &in->t, &why);
+		if (!ok) {
+			reject(j, left, in, ss_expr_text(e), why);
+			jv_free(v);
+			return false;
+		}
+		jv_free(v);
+	}
+	if (!ok)
+		reject(j, left, in, ss_expr_text(e), why);
+	return ok;
+}
+
+static bool
+parse_key(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
+{
+	ss_expr *e = left ? j->lby : j->rby;
+	const char *p;
+	size_t n;
+
+	ss_buf_reset(&in->key);
+	if (e == NULL)
+		return true;
+	if (ss_expr_raw(e, rec, &p, &n) && ss_keyenc_raw(&in->key, p, n))
+		return true;
+	if (ss_expr_absent(e, rec)) {
+		/* a typo in --by would otherwise join every record under the key null */
+		reject(j, left, in, ss_expr_text(e), "no such field (ask for null explicitly: '... // null')");
+		return false;
+	}
+	jv v = ss_expr_eval(e, rec);
+	if (!jv_is_valid(v)) {
+		char buf[256];
+		reject(j, left, in, ss_expr_text(e), ss_expr_errmsg(v, buf, sizeof buf));
+		jv_free(v);
+		return false;
+	}
+	ss_keyenc_jv(&in->key, v);
+	jv_free(v);
+	return true;
+}
+
+void
+asof_parsed(ss_asof *j, bool left, const struct asof_in *in)
+{
+	if (left && !j->left_seen) {
+		/* a left input without envelopes (a plain file) is not searched for them:
+		 * the fast path of one left time, unless the state needs the offsets */
+		j->left_seen = true;
+		j->left_bare = !in->has_env && !j->st && !j->dir;
+	}
+}
+
+/* Parse a line into in; false for a blank line or a rejected record (the policy has
+ * reported it, or exited). */
+/* The fields of a validated record, and its envelope unless env_read says in->env
+ * already holds it. */
+static bool
+parse_valid(ss_asof *j, bool left, struct asof_in *in, bool env_read)
+{
+	ss_rec rec;
+	bool ok;
+
+	/* envelopes give partition watermarks and left times, and --state's offsets */
+	if (!env_read)
+		in->has_env = !j->batch && !(left && j->left_bare) && ss_envelope_get(in->raw, in->len, &in->env);
+	ss_rec_init(&rec, in->raw, in->len);
+	ss_rec_set_members(&rec, in->members, in->nmembers);
+	ok = parse_time(j, left, in, &rec) && parse_key(j, left, in, &rec);
+	ss_rec_done(&rec);
+	if (!ok && in->has_env && !j->dir)
+		asof_wm_seen(j, left, &in->env); /* read, if not applied: its partition went on */
+	if (ok)
+		asof_parsed(j, left, in);
+	if (ok && j->dir && !in->has_env) {
+		reject(j, left, in, "", "--state-dir needs enveloped records (topic, partition, offset)");
+		return false;
+	}
+	return ok;
+}
+
+bool
+asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t *t)
+{
+	ss_expr *e = left ? j->lon : j->ron;
+	const char *p, *why;
+	size_t n;
+	ss_rec rec;
+	bool ok;
+
+	ss_rec_init(&rec, raw, len);
+	if (ss_expr_raw(e, &rec, &p, &n)) {
+		ok = ss_time_from_raw(p, n, j->o.unit, t, &why);
+	} else {
+		jv v = ss_expr_eval(e, &rec);
+		ok = jv_is_valid(v) && ss_time_from_jv(v, j->o.unit, t, &why);
+		jv_free(v);
+	}
+	ss_rec_done(&rec);
+	return ok;
+}
+
+static void
+locate(struct asof_in *in, const char *raw, size_t len, uint64_t line)
+{
+	in->raw = raw;
+	in->len = len;
+	in->line = line;
+}
+
+/* Is the record valid JSON? Its members are noted on the way, for its fields. */
+static bool
+valid_noted(struct asof_in *in, const char **why)
+{
+	size_t max = sizeof in->members / sizeof in->members[0];
+
+	return ss_jscan_document_members(in->raw, in->raw + in->len, in->members, max, &in->nmembers, why);
+}
+
+bool
+asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in)
+{
+	const char *why;
+
+	locate(in, raw, len, line);
+	if (ss_ndjson_blank(raw, len))
+		return false;
+	if (!valid_noted(in, &why)) {
+		reject(j, left, in, "invalid JSON", why);
+		return false;
+	}
+	return parse_valid(j, left, in, false);
+}
+
+/* A line of the one input (--left-topic/--right-topic), validated once: its side from
+ * its envelope's topic, its fields. */
+bool
+asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *left)
+{
+	struct asof_in one, *in;
+	struct ss_envelope env;
+	const char *why;
+
+	locate(&one, raw, len, line);
+	if (ss_ndjson_blank(raw, len))
+		return false;
+	if (!valid_noted(&one, &why)) {
+		reject_unsided(j, &one, "invalid JSON", why);
+		return false;
+	}
+	if (!ss_envelope_get(raw, len, &env)) {
+		reject_unsided(j, &one, "", "--left-topic needs enveloped records (topic, partition, offset)");
+		return false;
+	}
+	if (strcmp(env.topic, j->o.left_topic) != 0 && strcmp(env.topic, j->o.right_topic) != 0) {
+		reject_unsided(j, &one, env.topic, "a topic neither --left-topic nor --right-topic");
+		return false;
+	}
+	*left = strcmp(env.topic, j->o.left_topic) == 0;
+	in = *left ? &j->lin : &j->rin;
+	locate(in, raw, len, line);
+	memcpy(in->members, one.members, sizeof one.members);
+	in->nmembers = one.nmembers;
+	in->has_env = true;
+	in->env = env;
+	return parse_valid(j, *left, in, true);
+}

@@ -1,0 +1,582 @@
+/* The --state file: the join's memory mirrored into SQLite (lib/db/store.c's file, with
+ * tables of our own), written in the same batched transaction as the applied envelope
+ * offsets, so a restart after kill -9 neither applies a right record twice nor loses a
+ * held left record. Loaded back into memory at start: the retained history is small. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "join/asof_impl.h"
+#include "base/diag.h"
+#include "db/statefile.h"
+#include "db/store.h"
+
+enum stmt {
+	RIGHT_PUT, RIGHT_BEFORE, RIGHT_AFTER, RIGHT_DEL, HELD_PUT, HELD_DEL, META_PUT, REV_GET, REV_PUT, UNSPILL_P, UNSPILL_SINCE, UNSPILL_ID,
+	SPILL_MIN, PART_PUT, LPART_PUT, PRUNED_PUT, OUTBOX_PUT, OUTBOX_TRIM, CLOSED_PUT, CLOSED_RANGE,
+	CLOSED_PRUNE, STMT_N
+};
+
+static const char *const stmt_sql[STMT_N] = {
+	/* of two records with the same key and time the one that ranks higher stays */
+	[RIGHT_PUT] = "INSERT INTO asof_right(key, t, seq, rec) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(key, t)"
+		      " DO UPDATE SET seq = excluded.seq, rec = excluded.rec WHERE excluded.seq >= asof_right.seq",
+	[RIGHT_BEFORE] = "SELECT t, seq, rec FROM asof_right WHERE key = ?1 AND t <= ?2 ORDER BY t DESC LIMIT 1",
+	[RIGHT_AFTER] = "SELECT t, seq, rec FROM asof_right WHERE key = ?1 AND t >= ?2 ORDER BY t LIMIT 1",
+	[RIGHT_DEL] = "DELETE FROM asof_right WHERE key = ?1 AND t = ?2",
+	[HELD_PUT] = "INSERT OR REPLACE INTO asof_held(id, key, t, p, match, revision, line, rec, spilled, since)"
+		     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+	[HELD_DEL] = "DELETE FROM asof_held WHERE id = ?1",
+	[META_PUT] = "INSERT OR REPLACE INTO asof_meta(name, value) VALUES (?1, ?2)",
+	[REV_GET] = "SELECT revision FROM asof_revision WHERE topic = ?1 AND partition = ?2 AND offset = ?3",
+	[REV_PUT] = "INSERT OR REPLACE INTO asof_revision(topic, partition, offset, revision)"
+		    " VALUES (?1, ?2, ?3, ?4)",
+	[UNSPILL_P] = "SELECT id, key, t, p, match, revision, line, rec FROM asof_held"
+		      " WHERE spilled = 1 AND p <= ?1 ORDER BY p, id LIMIT ?2",
+	[UNSPILL_SINCE] = "SELECT id, key, t, p, match, revision, line, rec FROM asof_held"
+			  " WHERE spilled = 1 AND since <= ?1 ORDER BY since LIMIT ?2",
+	/* --order left: one partition's, back in arrival order, with the clock they arrived by */
+	[UNSPILL_ID] = "SELECT id, key, t, p, match, revision, line, rec, since FROM asof_held"
+		       " WHERE spilled = 1 AND match = ?3 AND id >= ?1 ORDER BY id LIMIT ?2",
+	[SPILL_MIN] = "SELECT min(t) FROM asof_held WHERE spilled = 1",
+	[PART_PUT] = "INSERT OR REPLACE INTO asof_partition(topic, partition, maxt) VALUES (?1, ?2, ?3)",
+	[PRUNED_PUT] = "INSERT OR IGNORE INTO asof_pruned(key) VALUES (?1)",
+	[LPART_PUT] = "INSERT OR REPLACE INTO asof_left_partition(topic, partition, maxt) VALUES (?1, ?2, ?3)",
+	[OUTBOX_PUT] = "INSERT INTO asof_outbox(line) VALUES (?1)",
+	[OUTBOX_TRIM] = "DELETE FROM asof_outbox WHERE id <= ?1",
+	[CLOSED_PUT] = "INSERT OR REPLACE INTO asof_closed(key, t, rec, match, revision, line) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	[CLOSED_RANGE] = "SELECT t, rec, match, revision, line FROM asof_closed WHERE key = ?1 AND t BETWEEN ?2 AND ?3",
+	[CLOSED_PRUNE] = "DELETE FROM asof_closed WHERE key = ?1 AND t < ?2",
+};
+
+static const char schema[] =
+	"CREATE TABLE IF NOT EXISTS asof_right(key BLOB NOT NULL, t INTEGER NOT NULL,"
+	" seq INTEGER NOT NULL, rec TEXT NOT NULL, PRIMARY KEY(key, t)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS asof_held(id INTEGER PRIMARY KEY, key BLOB NOT NULL,"
+	" t INTEGER NOT NULL, p INTEGER NOT NULL, match INTEGER NOT NULL, revision INTEGER NOT NULL,"
+	" line INTEGER NOT NULL, rec TEXT NOT NULL, spilled INTEGER NOT NULL DEFAULT 0,"
+	" since INTEGER NOT NULL DEFAULT 0);"
+	"CREATE INDEX IF NOT EXISTS asof_held_spilled ON asof_held(spilled, p, id);"
+	"CREATE INDEX IF NOT EXISTS asof_held_since ON asof_held(spilled, since);"
+	"CREATE INDEX IF NOT EXISTS asof_held_t ON asof_held(spilled, t);"
+	"CREATE INDEX IF NOT EXISTS asof_held_queue ON asof_held(match, id) WHERE spilled = 1;"
+	"CREATE TABLE IF NOT EXISTS asof_meta(name TEXT PRIMARY KEY, value INTEGER) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS asof_revision(topic TEXT NOT NULL, partition INTEGER NOT NULL,"
+	" offset INTEGER NOT NULL, revision INTEGER NOT NULL,"
+	" PRIMARY KEY(topic, partition, offset)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS asof_partition(topic TEXT NOT NULL, partition INTEGER NOT NULL,"
+	" maxt INTEGER NOT NULL, PRIMARY KEY(topic, partition)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS asof_pruned(key BLOB PRIMARY KEY) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS asof_left_partition(topic TEXT NOT NULL, partition INTEGER NOT NULL,"
+	" maxt INTEGER NOT NULL, PRIMARY KEY(topic, partition)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS asof_outbox(id INTEGER PRIMARY KEY, line TEXT NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS asof_closed(key BLOB NOT NULL, t INTEGER NOT NULL, rec TEXT NOT NULL,"
+	" match INTEGER NOT NULL, revision INTEGER NOT NULL, line INTEGER NOT NULL,"
+	" PRIMARY KEY(key, t, rec)) WITHOUT ROWID;";
+
+struct asof_state {
+	ss_store *store;
+	sqlite3 *db;
+	const char *path; /* the store's */
+	sqlite3_stmt *st[STMT_N];
+};
+
+static sqlite3_stmt *
+stmt(struct asof_state *s, enum stmt which)
+{
+	if (s->st[which] == NULL)
+		s->st[which] = ss_statefile_prepare(s->db, s->path, stmt_sql[which], "prepare");
+	sqlite3_reset(s->st[which]);
+	sqlite3_clear_bindings(s->st[which]);
+	return s->st[which];
+}
+
+/* Run a write statement inside the open batch. */
+static void
+write_step(struct asof_state *s, sqlite3_stmt *st)
+{
+	ss_store_begin(s->store);
+	ss_statefile_done(st, s->path, "write");
+}
+
+struct asof_state *
+asof_state_open(const char *path)
+{
+	struct asof_state *s = calloc(1, sizeof *s);
+
+	if (s == NULL)
+		ss_diag_die(SS_EXIT_DATA, "out of memory");
+	s->store = ss_store_open(path, 0, SS_STATE_ASOF);
+	s->db = ss_store_db(s->store);
+	s->path = ss_store_path(s->store);
+	ss_statefile_exec(s->db, s->path, schema, "schema");
+	return s;
+}
+
+void
+asof_state_close(struct asof_state *s)
+{
+	for (int i = 0; i < STMT_N; i++)
+		sqlite3_finalize(s->st[i]);
+	ss_store_close(s->store);
+	free(s);
+}
+
+void
+asof_state_commit(struct asof_state *s)
+{
+	ss_store_commit(s->store);
+}
+
+bool
+asof_state_seen(struct asof_state *s, const struct ss_envelope *env)
+{
+	return ss_store_offset_is_applied(s->store, env);
+}
+
+void
+asof_state_applied(struct asof_state *s, const struct ss_envelope *env)
+{
+	ss_store_offset_set(s->store, env->topic, env->partition, env->offset);
+}
+
+void
+asof_state_right_put(struct asof_state *s, const struct asof_key *k, const struct asof_right *r)
+{
+	sqlite3_stmt *st = stmt(s, RIGHT_PUT);
+
+	sqlite3_bind_blob(st, 1, k->enc, (int)k->enclen, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, r->t);
+	sqlite3_bind_int64(st, 3, (int64_t)r->seq);
+	sqlite3_bind_text(st, 4, r->raw, (int)r->len, SQLITE_STATIC);
+	write_step(s, st);
+}
+
+bool
+asof_state_right_near(struct asof_state *s, const struct asof_key *k, int64_t t, bool before,
+		      struct asof_right *out)
+{
+	sqlite3_stmt *st = stmt(s, before ? RIGHT_BEFORE : RIGHT_AFTER);
+	bool found = false;
+
+	sqlite3_bind_blob(st, 1, k->enc, (int)k->enclen, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, t);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		size_t len = (size_t)sqlite3_column_bytes(st, 2);
+		free(out->raw);
+		*out = (struct asof_right){.t = sqlite3_column_int64(st, 0), .seq = (uint64_t)sqlite3_column_int64(st, 1),
+					   .len = (uint32_t)len, .raw = ss_xmalloc(len + 1)};
+		memcpy(out->raw, sqlite3_column_text(st, 2), len);
+		found = true;
+	}
+	sqlite3_reset(st);
+	return found;
+}
+
+void
+asof_state_right_del(struct asof_state *s, const struct asof_key *k, const struct asof_right *r)
+{
+	sqlite3_stmt *st = stmt(s, RIGHT_DEL);
+
+	sqlite3_bind_blob(st, 1, k->enc, (int)k->enclen, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, r->t);
+	write_step(s, st);
+}
+
+void
+asof_state_pruned(struct asof_state *s, const struct asof_key *k)
+{
+	sqlite3_stmt *st = stmt(s, PRUNED_PUT);
+
+	sqlite3_bind_blob(st, 1, k->enc, (int)k->enclen, SQLITE_STATIC);
+	write_step(s, st);
+}
+
+void
+asof_state_held_put(struct asof_state *s, const struct asof_held *h, bool spilled)
+{
+	sqlite3_stmt *st = stmt(s, HELD_PUT);
+
+	sqlite3_bind_int64(st, 1, (int64_t)h->id);
+	sqlite3_bind_blob(st, 2, h->key->enc, (int)h->key->enclen, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, h->t);
+	sqlite3_bind_int64(st, 4, h->p);
+	sqlite3_bind_int64(st, 5, (int64_t)h->match);
+	sqlite3_bind_int64(st, 6, h->revision);
+	sqlite3_bind_int64(st, 7, (int64_t)h->line);
+	sqlite3_bind_text(st, 8, h->raw, (int)h->len, SQLITE_STATIC);
+	sqlite3_bind_int(st, 9, spilled);
+	sqlite3_bind_int64(st, 10, h->since);
+	write_step(s, st);
+}
+
+void
+asof_state_held_del(struct asof_state *s, const struct asof_held *h)
+{
+	sqlite3_stmt *st = stmt(s, HELD_DEL);
+
+	sqlite3_bind_int64(st, 1, (int64_t)h->id);
+	write_step(s, st);
+}
+
+static void
+meta_put(struct asof_state *s, const char *name, int64_t v)
+{
+	sqlite3_stmt *st = stmt(s, META_PUT);
+
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, v);
+	write_step(s, st);
+}
+
+static void
+parts_put(struct asof_state *s, enum stmt which, const struct asof_parts *ps)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		if (ps->v[i].wm.maxt == ASOF_NONE)
+			continue;
+		sqlite3_stmt *st = stmt(s, which);
+		sqlite3_bind_text(st, 1, ps->v[i].topic, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 2, ps->v[i].partition);
+		sqlite3_bind_int64(st, 3, ps->v[i].wm.maxt);
+		write_step(s, st);
+	}
+}
+
+void
+asof_state_meta(struct asof_state *s, const ss_asof *j)
+{
+	meta_put(s, "maxr", j->maxr);
+	meta_put(s, "lw", j->lw_bare); /* the left partitions' times have their table */
+	meta_put(s, "rseq", (int64_t)j->rseq);
+	meta_put(s, "lid", (int64_t)j->lid);
+	meta_put(s, "wm", j->wm);
+	parts_put(s, PART_PUT, &j->rparts);
+	parts_put(s, LPART_PUT, &j->lparts);
+}
+
+void
+asof_state_closed_put(struct asof_state *s, const struct asof_held *h)
+{
+	sqlite3_stmt *st = stmt(s, CLOSED_PUT);
+
+	sqlite3_bind_blob(st, 1, h->key->enc, (int)h->key->enclen, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, h->t);
+	sqlite3_bind_text(st, 3, h->raw, (int)h->len, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, (int64_t)h->match);
+	sqlite3_bind_int64(st, 5, h->revision);
+	sqlite3_bind_int64(st, 6, (int64_t)h->line);
+	write_step(s, st);
+}
+
+void
+asof_state_closed_prune(struct asof_state *s, const struct asof_key *k, int64_t cutoff)
+{
+	sqlite3_stmt *st = stmt(s, CLOSED_PRUNE);
+
+	sqlite3_bind_blob(st, 1, k->enc, (int)k->enclen, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, cutoff);
+	write_step(s, st);
+}
+
+void
+asof_state_closed_each(struct asof_state *s, ss_asof *j, struct asof_key *k, int64_t lo, int64_t hi,
+		       void (*fn)(ss_asof *, struct asof_held *))
+{
+	sqlite3_stmt *st = stmt(s, CLOSED_RANGE);
+	struct asof_held **taken = NULL;
+	size_t n = 0;
+
+	sqlite3_bind_blob(st, 1, k->enc, (int)k->enclen, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, lo);
+	sqlite3_bind_int64(st, 3, hi);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		size_t len = (size_t)sqlite3_column_bytes(st, 1);
+		struct asof_held *h = ss_xmalloc(sizeof *h + len);
+		*h = (struct asof_held){
+			.t = sqlite3_column_int64(st, 0),
+			.match = (uint64_t)sqlite3_column_int64(st, 2),
+			.revision = (uint32_t)sqlite3_column_int64(st, 3),
+			.line = (uint64_t)sqlite3_column_int64(st, 4),
+			.key = k,
+			.len = len,
+		};
+		memcpy(h->raw, sqlite3_column_text(st, 1), len);
+		taken = ss_xrealloc(taken, (n + 1) * sizeof *taken);
+		taken[n++] = h;
+	}
+	sqlite3_reset(st);
+	for (size_t i = 0; i < n; i++) {
+		fn(j, taken[i]);
+		free(taken[i]);
+	}
+	free(taken);
+}
+
+int64_t
+asof_state_revision_get(struct asof_state *s, const struct ss_envelope *env)
+{
+	sqlite3_stmt *st = stmt(s, REV_GET);
+	int64_t rev = -1;
+
+	sqlite3_bind_text(st, 1, env->topic, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, env->partition);
+	sqlite3_bind_int64(st, 3, env->offset);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		rev = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return rev;
+}
+
+void
+asof_state_revision_set(struct asof_state *s, const struct ss_envelope *env, int64_t rev)
+{
+	sqlite3_stmt *st = stmt(s, REV_PUT);
+
+	sqlite3_bind_text(st, 1, env->topic, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, env->partition);
+	sqlite3_bind_int64(st, 3, env->offset);
+	sqlite3_bind_int64(st, 4, rev);
+	write_step(s, st);
+}
+
+/* ---- the outbox (--acks) ---- */
+
+int64_t
+asof_state_outbox_put(struct asof_state *s, const char *line, size_t len)
+{
+	sqlite3_stmt *st = stmt(s, OUTBOX_PUT);
+
+	sqlite3_bind_text(st, 1, line, (int)len, SQLITE_STATIC);
+	write_step(s, st);
+	return sqlite3_last_insert_rowid(s->db);
+}
+
+void
+asof_state_outbox_trim(struct asof_state *s, int64_t row)
+{
+	sqlite3_stmt *st = stmt(s, OUTBOX_TRIM);
+
+	sqlite3_bind_int64(st, 1, row);
+	write_step(s, st);
+}
+
+/* A look from outside (no handle, no schema made): has the file outbox rows? */
+bool
+asof_state_keeps_results(const char *path)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	bool kept = false;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT 1 FROM asof_outbox LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+		kept = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+	return kept;
+}
+
+/* ---- loading ---- */
+
+static sqlite3_stmt *
+query(struct asof_state *s, const char *sql)
+{
+	return ss_statefile_prepare(s->db, s->path, sql, "load");
+}
+
+static void
+load_meta(struct asof_state *s, ss_asof *j)
+{
+	sqlite3_stmt *st = query(s, "SELECT name, value FROM asof_meta");
+
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		int64_t v = sqlite3_column_int64(st, 1);
+		if (strcmp(name, "maxr") == 0)
+			j->maxr = v;
+		else if (strcmp(name, "lw") == 0)
+			j->lw_bare = v;
+		else if (strcmp(name, "rseq") == 0)
+			j->rseq = (uint64_t)v;
+		else if (strcmp(name, "lid") == 0)
+			j->lid = (uint64_t)v;
+		else if (strcmp(name, "wm") == 0)
+			j->wm = v;
+	}
+	sqlite3_finalize(st);
+}
+
+/* Partitions restored count as just heard from: silent ones turn idle after --idle. */
+static void
+load_partitions(struct asof_state *s, const char *table, struct asof_parts *ps)
+{
+	char sql[128];
+
+	snprintf(sql, sizeof sql, "SELECT topic, partition, maxt FROM %s", table);
+	sqlite3_stmt *st = query(s, sql);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *topic = (const char *)sqlite3_column_text(st, 0);
+		if (strlen(topic) >= sizeof ps->v->topic)
+			continue;
+		asof_part_get(ps, topic, sqlite3_column_int(st, 1))->wm.maxt = sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+}
+
+static void
+load_right(struct asof_state *s, ss_asof *j)
+{
+	sqlite3_stmt *st = query(s, "SELECT key, t, seq, rec FROM asof_right ORDER BY key, t");
+
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const void *key = sqlite3_column_blob(st, 0);
+		struct asof_key *k = asof_key_get(&j->keys, key ? key : "", (size_t)sqlite3_column_bytes(st, 0));
+		size_t len = (size_t)sqlite3_column_bytes(st, 3);
+		char *raw = ss_xmalloc(len + 1);
+		memcpy(raw, sqlite3_column_text(st, 3), len);
+		asof_hist_put(k, sqlite3_column_int64(st, 1), (uint64_t)sqlite3_column_int64(st, 2), raw, len);
+	}
+	sqlite3_finalize(st);
+	/* a left record older than a pruned history is expired, not unmatched */
+	st = query(s, "SELECT key FROM asof_pruned");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const void *key = sqlite3_column_blob(st, 0);
+		asof_key_get(&j->keys, key ? key : "", (size_t)sqlite3_column_bytes(st, 0))->pruned = true;
+	}
+	sqlite3_finalize(st);
+}
+
+/* Held records wait on disk (spilled) until there is room in memory for them. */
+static void
+load_held(struct asof_state *s, ss_asof *j)
+{
+	sqlite3_stmt *st = query(s, "UPDATE asof_held SET spilled = 1, since = ?1");
+
+	/* --max-delay counts from this start: the old clock means nothing now */
+	sqlite3_bind_int64(st, 1, ss_time_mono());
+	ss_store_begin(s->store);
+	ss_statefile_done(st, s->path, "load");
+	sqlite3_finalize(st);
+	st = query(s, "SELECT count(*), min(t) FROM asof_held");
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		j->spilled = (uint64_t)sqlite3_column_int64(st, 0);
+		j->spill_min_t = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+}
+
+/* Take up to limit spilled records by the query which: UNSPILL_P, p <= max_p, in
+ * release order; UNSPILL_SINCE, arrived at or before max_p; UNSPILL_ID, of queue match
+ * with id >= max_p, in arrival order. fn gets each, and owns it. */
+static size_t
+unspill(struct asof_state *s, ss_asof *j, enum stmt which, int64_t max_p, int64_t match,
+	size_t limit, void (*fn)(ss_asof *, struct asof_held *))
+{
+	bool by_id = which == UNSPILL_ID;
+	sqlite3_stmt *st = stmt(s, which);
+	struct asof_held **taken = ss_xmalloc(limit * sizeof *taken);
+	size_t n = 0;
+
+	sqlite3_bind_int64(st, 1, max_p);
+	sqlite3_bind_int64(st, 2, (int64_t)limit);
+	if (by_id)
+		sqlite3_bind_int64(st, 3, match);
+	while (n < limit && sqlite3_step(st) == SQLITE_ROW) {
+		size_t len = (size_t)sqlite3_column_bytes(st, 7);
+		const void *key = sqlite3_column_blob(st, 1);
+		struct asof_held *h = ss_xmalloc(sizeof *h + len);
+		*h = (struct asof_held){
+			.id = (uint64_t)sqlite3_column_int64(st, 0),
+			.key = asof_key_get(&j->keys, key ? key : "", (size_t)sqlite3_column_bytes(st, 1)),
+			.t = sqlite3_column_int64(st, 2),
+			.p = sqlite3_column_int64(st, 3),
+			.match = (uint64_t)sqlite3_column_int64(st, 4),
+			.revision = (uint32_t)sqlite3_column_int64(st, 5),
+			.line = (uint64_t)sqlite3_column_int64(st, 6),
+			.since = by_id ? sqlite3_column_int64(st, 8) : ss_time_mono(),
+			.len = len,
+		};
+		memcpy(h->raw, sqlite3_column_text(st, 7), len);
+		taken[n++] = h;
+	}
+	sqlite3_reset(st);
+	for (size_t i = 0; i < n; i++) {
+		asof_state_held_del(s, taken[i]);
+		j->spilled--;
+	}
+	for (size_t i = 0; i < n; i++)
+		fn(j, taken[i]);
+	free(taken);
+	return n;
+}
+
+size_t
+asof_state_unspill(struct asof_state *s, ss_asof *j, enum asof_unspill by, int64_t max_p, size_t limit,
+		   void (*fn)(ss_asof *, struct asof_held *))
+{
+	return unspill(s, j, by == ASOF_UNSPILL_SINCE ? UNSPILL_SINCE : UNSPILL_P, max_p, 0, limit, fn);
+}
+
+size_t
+asof_state_unspill_queue(struct asof_state *s, ss_asof *j, int64_t match, int64_t from, size_t limit,
+			 void (*fn)(ss_asof *, struct asof_held *))
+{
+	return unspill(s, j, UNSPILL_ID, from, match, limit, fn);
+}
+
+void
+asof_state_queues(struct asof_state *s, ss_asof *j, void (*fn)(ss_asof *, int64_t match, uint64_t n))
+{
+	/* the queue of each, from its envelope as asof_parse reads it (a run without
+	 * --order left kept something else in match) */
+	sqlite3_stmt *st = query(s, "UPDATE asof_held SET match = CASE WHEN json_valid(rec)"
+				 " AND json_type(rec, '$.topic') = 'text' AND json_type(rec, '$.partition') = 'integer'"
+				 " AND json_type(rec, '$.offset') = 'integer' THEN json_extract(rec, '$.partition') + 1"
+				 " ELSE 0 END");
+
+	ss_statefile_done(st, s->path, "load");
+	sqlite3_finalize(st);
+	st = query(s, "SELECT match, count(*) FROM asof_held WHERE spilled = 1 GROUP BY match");
+	while (sqlite3_step(st) == SQLITE_ROW)
+		fn(j, sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 1));
+	sqlite3_finalize(st);
+}
+
+int64_t
+asof_state_spill_min(struct asof_state *s)
+{
+	sqlite3_stmt *st = stmt(s, SPILL_MIN);
+	int64_t t = ASOF_NONE;
+
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		t = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return t;
+}
+
+size_t
+asof_state_outbox_each(struct asof_state *s, ss_asof *j, void (*fn)(ss_asof *, const char *, size_t, int64_t))
+{
+	sqlite3_stmt *st = query(s, "SELECT id, line FROM asof_outbox ORDER BY id");
+	size_t n = 0;
+
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		fn(j, (const char *)sqlite3_column_text(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+		   sqlite3_column_int64(st, 0));
+		n++;
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+void
+asof_state_load(struct asof_state *s, ss_asof *j)
+{
+	load_meta(s, j);
+	load_partitions(s, "asof_partition", &j->rparts);
+	load_partitions(s, "asof_left_partition", &j->lparts);
+	asof_lw_update(j);
+	load_right(s, j);
+	load_held(s, j);
+}

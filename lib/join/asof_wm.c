@@ -1,0 +1,269 @@
+/* The right watermark and the left time, partition-aware.
+ *
+ * Kafka orders records within a partition, not across partitions, and a consumer may
+ * deliver one partition's whole backlog before the next partition's first record. So
+ * the right watermark (every left record whose answer it has passed is final) is the
+ * lowest newest time over every partition the right input has, not only those heard
+ * from so far: a partition that has delivered nothing holds it back entirely. The
+ * partitions come from the right input's writer (lib/stream/feed.h: ss-consume tells its
+ * reader which partitions it reads, which ended, which caught up with their log). A
+ * partition that ended no longer holds it back once its last record is read; one that
+ * caught up with its log and has been silent for --idle neither, until it speaks again.
+ * Without a writer that tells, enveloped records cannot be known to be all there until
+ * the right input ends (or --right-partitions N of them have spoken). Records without an
+ * envelope are one ordered stream (j->maxr). The watermark never goes back: a right
+ * record older than it is late, as is one older than its own partition's newest time
+ * (minus --grace). The rule over the partitions is lib/stream/partwm.h's, read as a join must
+ * (right_rule).
+ *
+ * The left time that bounds right history (only with --retain) is the minimum over the
+ * left partitions heard from, ignoring those silent for --idle. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "join/asof_impl.h"
+#include "base/diag.h"
+
+static int64_t
+sat_sub(int64_t a, int64_t b)
+{
+	if (a == ASOF_NONE)
+		return ASOF_NONE;
+	return a < INT64_MIN + b ? INT64_MIN + 1 : a - b;
+}
+
+struct asof_part *
+asof_part_get(struct asof_parts *ps, const char *topic, int32_t partition)
+{
+	struct asof_part *p;
+
+	/* consecutive records often come from the same partition */
+	if (ps->last < ps->n) {
+		p = &ps->v[ps->last];
+		if (p->partition == partition && strcmp(p->topic, topic) == 0)
+			return p;
+	}
+	for (size_t i = 0; i < ps->n; i++) {
+		p = &ps->v[i];
+		if (p->partition == partition && strcmp(p->topic, topic) == 0) {
+			ps->last = i;
+			return p;
+		}
+	}
+	if (ps->n == ps->cap) {
+		ps->cap = ps->cap ? 2 * ps->cap : 16;
+		ps->v = ss_xrealloc(ps->v, ps->cap * sizeof *ps->v);
+	}
+	p = &ps->v[ps->n];
+	*p = (struct asof_part){.partition = partition, .wm = {.maxt = ASOF_NONE, .seen = ss_time_mono(),
+				.pos = -1, .feed = -1, .feed_last = -1}};
+	strcpy(p->topic, topic);
+	ps->last = ps->n++;
+	return p;
+}
+
+/* Does the partition belong to this join's right side? */
+static bool
+right_part(const ss_asof *j, const struct ss_feed_part *fp)
+{
+	if (j->o.right_topic != NULL && strcmp(fp->topic, j->o.right_topic) != 0)
+		return false; /* one input: the left topic's partitions are not ours */
+	return j->partition < 0 || fp->partition == j->partition;
+}
+
+void
+asof_wm_feed(ss_asof *j)
+{
+	size_t n;
+	const struct ss_feed_part *fp = ss_feed_parts(asof_top(j)->rfeed, &n);
+
+	j->feed_parts = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!right_part(j, &fp[i]))
+			continue;
+		struct asof_part *p = asof_part_get(&j->rparts, fp[i].topic, fp[i].partition);
+		p->wm.feed = (int)fp[i].state;
+		p->wm.feed_last = fp[i].last;
+		j->feed_parts++;
+	}
+	j->feed_synced = asof_top(j)->feed_gen;
+}
+
+void
+asof_wm_seen(ss_asof *j, bool left, const struct ss_envelope *env)
+{
+	struct asof_part *p = asof_part_get(left ? &j->lparts : &j->rparts, env->topic, env->partition);
+
+	p->wm.seen = ss_time_mono();
+	if (env->offset > p->wm.pos)
+		p->wm.pos = env->offset;
+}
+
+/* Without a writer that tells the partitions: have enough of them spoken? */
+static bool
+enough_heard(const ss_asof *j, int64_t now)
+{
+	if (j->o.right_partitions == 0)
+		return false; /* only the end of the right input tells */
+	return j->rparts.n >= (size_t)j->o.right_partitions || now - j->started >= j->o.idle;
+}
+
+bool
+asof_wm_blind(const ss_asof *j)
+{
+	return j->rparts.n > 0 && (!ss_feed_known(asof_ctop(j)->rfeed) || j->feed_parts == 0) &&
+	       j->o.right_partitions == 0 && j->partition < 0;
+}
+
+/* How a join reads the right partitions' states (partwm.h): it cannot answer without a
+ * revoked partition, nor without one the writer does not list (restored from the
+ * state, or not listed yet); without a writer that tells, one heard from may turn idle
+ * only with --right-partitions. */
+static struct ss_partwm_rule
+right_rule(const ss_asof *j, bool told)
+{
+	return (struct ss_partwm_rule){.idle = j->o.idle, .told = told,
+				       .heard_idles = j->o.right_partitions > 0, .unlisted_reads = true};
+}
+
+/* The lowest newest right time over the partitions that can still deliver a record
+ * that is not late; INT64_MAX when none can; ASOF_NONE when nothing is final yet.
+ * Sets j->idle_next to when a partition turns idle. */
+static int64_t
+right_low(ss_asof *j, int64_t now)
+{
+	/* a writer that has no partitions yet (before its assignment) tells nothing */
+	bool told = (ss_feed_known(asof_top(j)->rfeed) && j->feed_parts > 0) || j->partition >= 0;
+	struct ss_partwm_rule r = right_rule(j, told);
+	struct ss_partwm_low l = SS_PARTWM_LOW_INIT;
+
+	for (size_t i = 0; i < j->rparts.n; i++)
+		ss_partwm_low_add(&l, &r, &j->rparts.v[i].wm, now);
+	j->idle_next = l.idle_next;
+	if (j->maxr != ASOF_NONE && j->maxr < l.lo)
+		l.lo = j->maxr; /* records without an envelope: one more ordered stream */
+	if ((j->maxr == ASOF_NONE && j->rparts.n == 0) || l.timeless > 0 ||
+	    (j->rparts.n > 0 && !told && !enough_heard(j, now)))
+		return ASOF_NONE;
+	if (l.lo == INT64_MAX && l.idle_hi != ASOF_NONE)
+		return l.idle_hi; /* only idle ones: no further than they went */
+	return l.lo;
+}
+
+/* Recompute the effective watermark; true if it advanced. */
+bool
+asof_wm_update(ss_asof *j)
+{
+	int64_t lo = right_low(j, ss_time_mono());
+
+	if (lo == ASOF_NONE)
+		return false;
+	int64_t wm = lo == INT64_MAX ? INT64_MAX : sat_sub(lo, j->o.grace);
+	if (j->wm != ASOF_NONE && wm <= j->wm)
+		return false;
+	j->wm = wm;
+	return true;
+}
+
+void
+asof_wm_promise(ss_asof *j, int64_t t)
+{
+	if (j->wm == ASOF_NONE || t > j->wm)
+		j->wm = t;
+}
+
+/* Is the right record late: older than its own partition's newest time (minus
+ * --grace), or than the watermark released (its partition was not waited for)?
+ * If not, advance its partition and the watermark. */
+bool
+asof_wm_right(ss_asof *j, const struct asof_in *in)
+{
+	int64_t *maxt = &j->maxr;
+
+	if (in->has_env) {
+		if (j->rparts.n == 0 && j->partition < 0) { /* the first: what are the others? */
+			ss_asof *top = asof_top(j);
+			if (ss_feed_refresh(top->rfeed, true))
+				top->feed_gen++;
+			asof_wm_feed(j);
+		}
+		struct asof_part *p = asof_part_get(&j->rparts, in->env.topic, in->env.partition);
+		p->wm.seen = ss_time_mono();
+		if (in->env.offset > p->wm.pos)
+			p->wm.pos = in->env.offset;
+		maxt = &p->wm.maxt;
+	}
+	if (asof_ctop(j)->right_whole) {
+		if (*maxt == ASOF_NONE || in->t > *maxt)
+			*maxt = in->t; /* kept for the state; the end of the file releases all */
+		return false;
+	}
+	if ((*maxt != ASOF_NONE && in->t < sat_sub(*maxt, j->o.grace)) || (j->wm != ASOF_NONE && in->t < j->wm))
+		return true;
+	if (*maxt == ASOF_NONE || in->t > *maxt) {
+		*maxt = in->t;
+		if (j->rparts.n == 0) /* the hot path of one ordered stream */
+			j->wm = sat_sub(in->t, j->o.grace);
+		else
+			asof_wm_update(j);
+	}
+	return false;
+}
+
+/* Milliseconds until the watermark may move without a record (a partition turns idle,
+ * the writer may have said more): -1 when there is no need to wake up. */
+int
+asof_wm_timeout(const ss_asof *j)
+{
+	if (j->heap.n == 0 && j->spilled == 0)
+		return -1;
+	int t = asof_ctop(j)->rfeed != NULL ? 100 : -1;
+	if (j->rparts.n == 0 || j->idle_next == INT64_MAX)
+		return t;
+	int64_t left = j->idle_next - ss_time_mono();
+	int idle = left <= 0 ? 0 : (int)(left / 1000000 + 1);
+	return t < 0 || idle < t ? idle : t;
+}
+
+void
+asof_lw_update(ss_asof *j)
+{
+	int64_t now = ss_time_mono(), lo = j->lw_bare, hi = j->lw_bare;
+
+	for (size_t i = 0; i < j->lparts.n; i++) {
+		const struct ss_partwm_part *p = &j->lparts.v[i].wm;
+		if (p->maxt == ASOF_NONE)
+			continue;
+		if (p->maxt > hi)
+			hi = p->maxt;
+		if (now - p->seen < j->o.idle && (lo == ASOF_NONE || p->maxt < lo))
+			lo = p->maxt;
+	}
+	j->lw = lo == ASOF_NONE ? hi : lo;
+}
+
+void
+asof_lw_left(ss_asof *j, const struct asof_in *in)
+{
+	if (!in->has_env) {
+		if (in->t <= j->lw_bare)
+			return;
+		j->lw_bare = in->t;
+		if (j->lparts.n == 0) { /* the hot path of one left time */
+			j->lw = in->t;
+			return;
+		}
+	} else {
+		struct asof_part *p = asof_part_get(&j->lparts, in->env.topic, in->env.partition);
+		int64_t now = ss_time_mono();
+		bool was_idle = now - p->wm.seen >= j->o.idle;
+		p->wm.seen = now;
+		if (in->env.offset > p->wm.pos)
+			p->wm.pos = in->env.offset;
+		if (in->t <= p->wm.maxt && !was_idle)
+			return; /* nothing changes */
+		if (in->t > p->wm.maxt)
+			p->wm.maxt = in->t;
+	}
+	asof_lw_update(j);
+}

@@ -1,0 +1,692 @@
+/* produce: NDJSON lines to Kafka records (see produce.h).
+ * Each line is handed to librdkafka as soon as it is read (linger.ms is small), and
+ * delivery reports are served between lines and while waiting for input. Records in
+ * flight are kept in the order sent with their input line numbers (the opaque is the
+ * send number), so a failed delivery names its line and --acks can count the lines
+ * delivered: every line before the oldest record not yet delivered. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/acks.h"
+#include "kafka/avro.h"
+#include "base/diag.h"
+#include "base/expr.h"
+#include "base/jscan.h"
+#include "base/proc.h"
+#include "kafka/produce.h"
+#include "base/sstime.h"
+
+#define MAX_REPORTED 10
+#define ACKS_EVERY_NS (100 * INT64_C(1000000))
+
+/* Records handed to librdkafka and not yet reported on, oldest first. */
+struct inflight {
+	uint64_t *line; /* the input line of each */
+	bool *done;
+	uint64_t first; /* send number of the oldest */
+	size_t head, n, cap;
+};
+
+/* Where one part of a record comes from: an expression, or a member of an envelope. */
+struct field {
+	ss_expr *expr;
+	struct ss_jpath *env;
+	ss_avro *avro; /* --key-format/--value-format avro, else NULL */
+	ss_buf raw, bytes;
+	char *name; /* for messages: "--key .k", "envelope .timestamp" */
+};
+
+struct producer {
+	struct ss_produce_opts *o;
+	rd_kafka_t *rk;
+	rd_kafka_topic_t *rkt;
+	ss_reader *in;
+	ss_writer *dry;
+	struct field key, value, headers, partition, timestamp;
+	ss_buf line;
+	struct inflight fl;
+	uint64_t ack_limit; /* lines before the first record that failed: never more */
+	ss_acks *acks;     /* --acks, or NULL */
+	bool joined;       /* the writer's run adopted (at the first line) */
+	bool connected;    /* the brokers answered and the topic exists */
+	int64_t connect_by; /* monotonic ms: when unanswered brokers end the run */
+	int64_t acked_at;  /* monotonic time of the last report */
+	char errbuf[512];
+	char whybuf[768];
+	uint64_t failed;
+	uint64_t refused; /* of them, refused by an ACL: said once */
+	int fail_status;
+	int unpolled;
+};
+
+struct record {
+	const char *key, *value;
+	size_t klen, vlen;
+	rd_kafka_headers_t *headers;
+	int32_t partition;
+	int64_t ts_ms; /* 0: now */
+};
+
+void
+ss_produce_opts_init(struct ss_produce_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	ss_kopts_init(&o->k);
+	o->ts_unit = SS_TS_S;
+	o->onerror.mode = SS_ONERROR_FAIL;
+	o->in_fd = 0;
+	o->in_name = "<stdin>";
+}
+
+/* ---- records in flight ---- */
+
+static size_t
+inflight_slot(const struct inflight *f, uint64_t sendno)
+{
+	return (f->head + (size_t)(sendno - f->first)) % f->cap;
+}
+
+/* Append the record sent as number f->first + f->n. */
+static void
+inflight_push(struct inflight *f, uint64_t line)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 1024;
+		uint64_t *l = ss_xmalloc(cap * sizeof *l);
+		bool *d = ss_xmalloc(cap * sizeof *d);
+		for (size_t i = 0; i < f->n; i++) {
+			l[i] = f->line[(f->head + i) % f->cap];
+			d[i] = f->done[(f->head + i) % f->cap];
+		}
+		free(f->line);
+		free(f->done);
+		*f = (struct inflight){.line = l, .done = d, .first = f->first, .n = f->n, .cap = cap};
+	}
+	size_t i = (f->head + f->n++) % f->cap;
+	f->line[i] = line;
+	f->done[i] = false;
+}
+
+/* Mark a record reported on; drop those from the front. */
+static void
+inflight_done(struct inflight *f, uint64_t sendno)
+{
+	f->done[inflight_slot(f, sendno)] = true;
+	while (f->n > 0 && f->done[f->head]) {
+		f->head = (f->head + 1) % f->cap;
+		f->first++;
+		f->n--;
+	}
+}
+
+/* A record of this line will never be delivered: the count stops before it. */
+static void
+failed_line(struct producer *pr, uint64_t line)
+{
+	if (line - 1 < pr->ack_limit)
+		pr->ack_limit = line - 1;
+}
+
+/* Input lines all of whose records are delivered: those before the oldest in flight,
+ * and before the first that failed. */
+static uint64_t
+lines_delivered(const struct producer *pr)
+{
+	uint64_t n = pr->fl.n > 0 ? pr->fl.line[pr->fl.head] - 1 : ss_reader_lineno(pr->in);
+
+	return n < pr->ack_limit ? n : pr->ack_limit;
+}
+
+/* --acks: tell the writer of our input how far it is delivered (at most every
+ * ACKS_EVERY_NS unless forced: each report is a SQLite transaction). */
+static void
+report_acks(struct producer *pr, bool force)
+{
+	int64_t now;
+
+	if (pr->acks == NULL || !pr->joined)
+		return;
+	now = ss_time_mono();
+	if (!force && now - pr->acked_at < ACKS_EVERY_NS)
+		return;
+	pr->acked_at = now;
+	ss_acks_report(pr->acks, lines_delivered(pr));
+}
+
+static void
+dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+	struct producer *pr = opaque;
+	uint64_t sendno = (uint64_t)(uintptr_t)m->_private;
+	uint64_t line = pr->fl.line[inflight_slot(&pr->fl, sendno)];
+	int status;
+
+	(void)rk;
+	inflight_done(&pr->fl, sendno);
+	if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR)
+		return;
+	failed_line(pr, line);
+	status = ss_kafka_exit_code(m->err);
+	if (status == SS_EXIT_NOPERM) { /* every record after it meets the same ACL */
+		if (pr->refused++ == 0)
+			ss_diag_warn("%s:%llu: not permitted: topic %s: %s", pr->o->in_name,
+				     (unsigned long long)line, pr->o->topic, rd_kafka_err2str(m->err));
+		pr->failed++;
+	} else if (pr->failed++ - pr->refused < MAX_REPORTED) {
+		ss_diag_warn("%s:%llu: not delivered: %s", pr->o->in_name, (unsigned long long)line,
+			     rd_kafka_err2str(m->err));
+	}
+	if (pr->fail_status != SS_EXIT_TEMPFAIL)
+		pr->fail_status = status;
+}
+
+/* Wait until librdkafka holds no record: each is delivered or reported failed. */
+static void
+flush_all(struct producer *pr)
+{
+	if (pr->dry != NULL) /* --dry-run: "delivered" is printed */
+		ss_writer_flush(pr->dry);
+	if (pr->rk == NULL)
+		return;
+	while (rd_kafka_outq_len(pr->rk) > 0)
+		rd_kafka_poll(pr->rk, 100);
+	rd_kafka_poll(pr->rk, 0);
+}
+
+static void
+field_init(struct field *f, const char *expr, const char *option, const char *env_member,
+	   bool envelope)
+{
+	char name[256];
+
+	memset(f, 0, sizeof *f);
+	if (expr != NULL) {
+		f->expr = ss_expr_compile(expr, option);
+		snprintf(name, sizeof name, "%s %s", option, expr);
+	} else if (envelope && env_member != NULL) {
+		f->env = ss_jpath_parse(env_member);
+		snprintf(name, sizeof name, "envelope %s", env_member);
+	} else {
+		snprintf(name, sizeof name, "%s", option);
+	}
+	f->name = ss_xstrdup(name);
+}
+
+/* A field that cannot be built: its name before the reason. Returns false. */
+static bool
+field_failed(struct producer *pr, const struct field *f, const char **why)
+{
+	snprintf(pr->whybuf, sizeof pr->whybuf, "%s: %s", f->name, *why ? *why : "bad value");
+	*why = pr->whybuf;
+	return false;
+}
+
+static void
+field_free(struct field *f)
+{
+	free(f->name);
+	ss_expr_free(f->expr);
+	if (f->env != NULL)
+		ss_jpath_free(f->env);
+	ss_avro_free(f->avro);
+	ss_buf_free(&f->raw);
+	ss_buf_free(&f->bytes);
+}
+
+/* The raw JSON text of a field on the record: 1 found, 0 absent (no source or missing
+ * member), -1 on an expression error (*why set). */
+static int
+field_raw(struct producer *pr, struct field *f, ss_rec *rec, const char **p, size_t *len,
+	  const char **why)
+{
+	const char *vs, *ve;
+	bool type_error;
+
+	if (f->env != NULL) {
+		if (!ss_jpath_find(f->env, rec->raw, rec->raw + rec->len, &vs, &ve, &type_error))
+			return 0;
+		*p = vs;
+		*len = (size_t)(ve - vs);
+		return 1;
+	}
+	if (f->expr == NULL)
+		return 0;
+	if (ss_expr_raw(f->expr, rec, p, len))
+		return 1;
+	ss_buf_reset(&f->raw);
+	if (ss_expr_json(f->expr, rec, &f->raw, pr->errbuf, sizeof pr->errbuf) < 0) {
+		*why = pr->errbuf;
+		return -1;
+	}
+	*p = f->raw.data;
+	*len = f->raw.len;
+	return 1;
+}
+
+/* The bytes of the JSON value [p, p+len): Avro with a codec (null -> NULL), else as
+ * ss_kafka_payload_bytes reads it. */
+static bool
+payload(struct field *f, const char *p, size_t len, const char **out, size_t *outlen, const char **why)
+{
+	bool isnull;
+
+	if (f->avro == NULL)
+		return ss_kafka_payload_bytes(p, len, &f->bytes, out, outlen, &isnull, why);
+	if (len == 4 && memcmp(p, "null", 4) == 0)
+		return true;
+	ss_buf_reset(&f->bytes);
+	if (ss_avro_encode(f->avro, p, len, &f->bytes, why) != 0)
+		return false;
+	*out = f->bytes.data != NULL ? f->bytes.data : "";
+	*outlen = f->bytes.len;
+	return true;
+}
+
+/* Key or value bytes: absent or null -> NULL. */
+static bool
+field_bytes(struct producer *pr, struct field *f, ss_rec *rec, const char **out, size_t *outlen,
+	    const char **why)
+{
+	const char *p;
+	size_t len;
+	int rc = field_raw(pr, f, rec, &p, &len, why);
+
+	*out = NULL;
+	*outlen = 0;
+	if (rc <= 0)
+		return rc == 0;
+	return payload(f, p, len, out, outlen, why);
+}
+
+static bool
+field_int(struct producer *pr, struct field *f, ss_rec *rec, bool *found, int64_t *v,
+	  const char **why)
+{
+	const char *p;
+	size_t len;
+	char tmp[32], *end;
+	int rc = field_raw(pr, f, rec, &p, &len, why);
+
+	*found = rc == 1;
+	if (rc <= 0 || (len == 4 && memcmp(p, "null", 4) == 0)) {
+		*found = false;
+		return rc == 0 || rc == 1;
+	}
+	if (len >= sizeof tmp)
+		goto bad;
+	memcpy(tmp, p, len);
+	tmp[len] = '\0';
+	errno = 0;
+	*v = strtoll(tmp, &end, 10);
+	if (end != tmp && *end == '\0' && errno == 0)
+		return true;
+bad:
+	*why = "expected an integer";
+	return false;
+}
+
+static bool
+field_time(struct producer *pr, struct field *f, ss_rec *rec, int64_t *ms, const char **why)
+{
+	const char *p;
+	size_t len;
+	int64_t ns;
+	int rc = field_raw(pr, f, rec, &p, &len, why);
+
+	*ms = 0;
+	if (rc <= 0 || (len == 4 && memcmp(p, "null", 4) == 0))
+		return rc >= 0;
+	if (!ss_time_from_raw(p, len, pr->o->ts_unit, &ns, why))
+		return false;
+	*ms = ns / 1000000;
+	return true;
+}
+
+/* Build the record of one valid line; false with *why (a field's reason) otherwise. */
+static bool
+build_record(struct producer *pr, ss_rec *rec, struct record *r, const char **why)
+{
+	const char *hp;
+	size_t hlen;
+	int64_t v;
+	bool found;
+	int rc;
+
+	memset(r, 0, sizeof *r);
+	r->partition = RD_KAFKA_PARTITION_UA;
+	if (pr->value.expr != NULL || pr->value.env != NULL) {
+		if (pr->value.env != NULL && field_raw(pr, &pr->value, rec, &hp, &hlen, why) == 0) {
+			*why = "envelope has no value";
+			return false;
+		}
+		if (!field_bytes(pr, &pr->value, rec, &r->value, &r->vlen, why))
+			return field_failed(pr, &pr->value, why);
+	} else if (pr->value.avro != NULL) {
+		if (!payload(&pr->value, rec->raw, rec->len, &r->value, &r->vlen, why))
+			return false;
+	} else {
+		r->value = rec->raw;
+		r->vlen = rec->len;
+	}
+	if (!field_bytes(pr, &pr->key, rec, &r->key, &r->klen, why))
+		return field_failed(pr, &pr->key, why);
+	if (!field_int(pr, &pr->partition, rec, &found, &v, why))
+		return field_failed(pr, &pr->partition, why);
+	if (found) {
+		if (v < 0 || v > INT32_MAX) {
+			*why = "partition out of range";
+			return field_failed(pr, &pr->partition, why);
+		}
+		r->partition = (int32_t)v;
+	}
+	if (pr->timestamp.env != NULL) {
+		/* an envelope's timestamp is Kafka's: milliseconds */
+		if (!field_int(pr, &pr->timestamp, rec, &found, &v, why)) {
+			*why = "expected an integer, Kafka's milliseconds since the epoch "
+			       "(--timestamp EXPR takes a time in any form)";
+			return field_failed(pr, &pr->timestamp, why);
+		}
+		r->ts_ms = found ? v : 0;
+	} else if (!field_time(pr, &pr->timestamp, rec, &r->ts_ms, why)) {
+		return field_failed(pr, &pr->timestamp, why);
+	}
+	rc = field_raw(pr, &pr->headers, rec, &hp, &hlen, why);
+	if (rc < 0 || (rc == 1 && !ss_kafka_headers_from_json(hp, hlen, &r->headers, why)))
+		return field_failed(pr, &pr->headers, why);
+	return true;
+}
+
+static void
+print_dry(struct producer *pr, const struct record *r)
+{
+	ss_buf *b = &pr->line;
+
+	ss_buf_reset(b);
+	ss_buf_adds(b, "{\"topic\":");
+	ss_jscan_quote(b, pr->o->topic, strlen(pr->o->topic));
+	ss_buf_adds(b, ",\"partition\":");
+	if (r->partition == RD_KAFKA_PARTITION_UA)
+		ss_buf_adds(b, "null");
+	else
+		ss_kafka_put_int(b, r->partition);
+	ss_buf_adds(b, ",\"timestamp\":");
+	if (r->ts_ms == 0)
+		ss_buf_adds(b, "null");
+	else
+		ss_kafka_put_int(b, r->ts_ms);
+	ss_buf_adds(b, ",\"key\":");
+	ss_kafka_put_payload(b, r->key, r->klen, SS_KFMT_AUTO);
+	ss_buf_adds(b, ",\"value\":");
+	ss_kafka_put_payload(b, r->value, r->vlen, SS_KFMT_AUTO);
+	ss_buf_adds(b, ",\"headers\":");
+	ss_kafka_put_headers(b, r->headers);
+	ss_buf_adds(b, "}\n");
+	ss_writer_write(pr->dry, b->data, b->len);
+}
+
+static void
+check_topic(struct producer *pr, const rd_kafka_metadata_t *md)
+{
+	if (md->topic_cnt > 0 && md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
+		ss_diag_die(SS_EXIT_DATA, "topic %s does not exist", pr->o->topic);
+	/* an ACL that hides the topic: said once, not once per record (retrying will not help) */
+	if (md->topic_cnt > 0 && ss_kafka_exit_code(md->topics[0].err) == SS_EXIT_NOPERM)
+		ss_diag_die(SS_EXIT_NOPERM, "topic %s: %s", pr->o->topic,
+			    rd_kafka_err2str(md->topics[0].err));
+	rd_kafka_metadata_destroy(md);
+	pr->connected = true;
+}
+
+/* Before the first record: the brokers must answer (a bounded wait, said on a terminal). */
+static void
+await_brokers(struct producer *pr)
+{
+	if (!pr->connected)
+		check_topic(pr, ss_kafka_metadata(pr->rk, &pr->o->k, pr->o->topic));
+}
+
+/* Waiting for input. Until the brokers answered, the wait asks them, so a wrong broker
+ * or topic is said without waiting for the first record; and an input that ends before
+ * any record needs no broker at all. */
+static void
+idle_wait(struct producer *pr, struct pollfd *pfd)
+{
+	const rd_kafka_metadata_t *md;
+	rd_kafka_resp_err_t err;
+	int64_t until = ss_time_mono_ms() + 100;
+
+	if (pr->dry == NULL && !pr->connected) {
+		if ((md = ss_kafka_metadata_try(pr->rk, pr->o->topic, 100, &err)) != NULL) {
+			check_topic(pr, md);
+			return;
+		}
+		if (ss_time_mono_ms() >= pr->connect_by)
+			ss_kafka_die_unreachable(&pr->o->k, err);
+	}
+	if (ss_time_mono_ms() < until)
+		(void)poll(pfd, 1, (int)(until - ss_time_mono_ms()));
+}
+
+/* Hand a record to librdkafka, waiting while its queue is full. */
+static void
+send_record(struct producer *pr, struct record *r, uint64_t lineno)
+{
+	void *opaque = (void *)(uintptr_t)(pr->fl.first + pr->fl.n);
+	rd_kafka_resp_err_t err;
+
+	await_brokers(pr);
+	for (;;) {
+		if (r->headers == NULL && r->ts_ms == 0) {
+			err = rd_kafka_produce(pr->rkt, r->partition, RD_KAFKA_MSG_F_COPY, (void *)r->value,
+					       r->vlen, r->key, r->klen, opaque) == 0 ?
+			    RD_KAFKA_RESP_ERR_NO_ERROR : rd_kafka_last_error();
+		} else {
+			err = rd_kafka_producev(pr->rk, RD_KAFKA_V_RKT(pr->rkt),
+						RD_KAFKA_V_PARTITION(r->partition),
+						RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+						RD_KAFKA_V_VALUE((void *)r->value, r->vlen),
+						RD_KAFKA_V_KEY(r->key, r->klen),
+						RD_KAFKA_V_TIMESTAMP(r->ts_ms),
+						RD_KAFKA_V_HEADERS(r->headers),
+						RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+			if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
+				r->headers = NULL; /* librdkafka owns them now */
+		}
+		if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL)
+			break;
+		rd_kafka_poll(pr->rk, 100);
+	}
+	if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+		if (pr->failed++ - pr->refused < MAX_REPORTED)
+			ss_diag_warn("%s:%llu: not sent: %s", pr->o->in_name, (unsigned long long)lineno,
+				     rd_kafka_err2str(err));
+		if (pr->fail_status != SS_EXIT_TEMPFAIL)
+			pr->fail_status = ss_kafka_exit_code(err);
+		failed_line(pr, lineno);
+		return;
+	}
+	inflight_push(&pr->fl, lineno);
+	/* Delivery reports: served here in bulk, and whenever the input pauses. Sending does
+	 * not wait for this: librdkafka's threads send within linger.ms. */
+	if (++pr->unpolled >= 1000) {
+		rd_kafka_poll(pr->rk, 0);
+		report_acks(pr, false);
+		pr->unpolled = 0;
+	}
+}
+
+static void
+reject(struct producer *pr, const char *line, size_t len, const char *why)
+{
+	/* under "fail", every line before this one is delivered before the run stops */
+	if (pr->o->onerror.mode == SS_ONERROR_FAIL) {
+		flush_all(pr);
+		report_acks(pr, true);
+	}
+	ss_errpolicy_reject(&pr->o->onerror, pr->o->in_name, ss_reader_lineno(pr->in), line, len, why);
+}
+
+static void
+handle_line(struct producer *pr, const char *line, size_t len)
+{
+	struct record r;
+	const char *why = NULL;
+	ss_rec rec;
+
+	if (pr->acks != NULL && !pr->joined) {
+		ss_acks_join(pr->acks);
+		pr->joined = true;
+	}
+	if (len > 0 && line[len - 1] == '\r')
+		len--;
+	if (ss_ndjson_blank(line, len))
+		return;
+	if (!pr->o->raw && !ss_ndjson_valid(line, len, &why)) {
+		reject(pr, line, len, why != NULL ? why : "invalid JSON");
+		return;
+	}
+	ss_rec_init(&rec, line, len);
+	if (!build_record(pr, &rec, &r, &why)) {
+		ss_rec_done(&rec);
+		reject(pr, line, len, why != NULL ? why : "bad record");
+		return;
+	}
+	if (pr->dry != NULL)
+		print_dry(pr, &r);
+	else
+		send_record(pr, &r, ss_reader_lineno(pr->in));
+	if (r.headers != NULL)
+		rd_kafka_headers_destroy(r.headers);
+	ss_rec_done(&rec);
+}
+
+/* Read lines as they come; while none is ready, serve delivery reports. After SIGINT or
+ * SIGTERM, lines already written to us are still sent (for up to a second), so what the
+ * writer handed over before the signal is not lost. */
+static void
+read_input(struct producer *pr)
+{
+	struct pollfd pfd = {.fd = pr->o->in_fd, .events = POLLIN};
+	const char *line;
+	size_t len;
+	int64_t deadline = 0;
+	int rc;
+
+	for (;;) {
+		if (ss_proc_signal() && deadline == 0)
+			deadline = ss_time_mono() + 1000000000;
+		if (deadline != 0 && ss_time_mono() > deadline)
+			break;
+		rc = ss_reader_try_next(pr->in, &line, &len);
+		if (rc == 1) {
+			handle_line(pr, line, len);
+			continue;
+		}
+		if (rc == 0 || deadline != 0)
+			break;
+		if (pr->dry != NULL)
+			ss_writer_flush(pr->dry);
+		else
+			rd_kafka_poll(pr->rk, 0);
+		report_acks(pr, false);
+		idle_wait(pr, &pfd);
+	}
+}
+
+/* partitioner: Kafka's Java producer puts a keyed record in toPositive(murmur2(key)) %
+ * partitions; librdkafka's own default hashes with CRC32, so topics it writes are not
+ * co-partitioned with those Java services write. murmur2_random is Java's hash (null keys
+ * are spread as librdkafka does). -X partitioner=... still wins. */
+static const char *const producer_defaults[] = {
+	"partitioner", "murmur2_random",
+	"enable.idempotence", "true",
+	"linger.ms", "5",
+	"batch.num.messages", "10000",
+	"queue.buffering.max.messages", "1000000",
+	NULL,
+};
+
+static void
+connect_producer(struct producer *pr)
+{
+	struct ss_produce_opts *o = pr->o;
+	rd_kafka_conf_t *conf = ss_kafka_conf(&o->k, producer_defaults);
+	char ms[32];
+
+	if (!ss_kopts_has(&o->k, "message.timeout.ms") && !ss_kopts_has(&o->k, "delivery.timeout.ms")) {
+		snprintf(ms, sizeof ms, "%lld", (long long)o->k.timeout_ms);
+		ss_kafka_conf_set(conf, "message.timeout.ms", ms);
+	}
+	rd_kafka_conf_set_opaque(conf, pr);
+	rd_kafka_conf_set_dr_msg_cb(conf, dr_msg_cb);
+	pr->rk = ss_kafka_new(RD_KAFKA_PRODUCER, conf);
+	pr->rkt = rd_kafka_topic_new(pr->rk, o->topic, NULL);
+	pr->connect_by = ss_time_mono_ms() + o->k.timeout_ms;
+}
+
+/* With a registry, the subject's schema id is settled now: TOPIC-key or TOPIC-value. */
+static ss_avro *
+open_codec(const struct ss_produce_opts *o, bool avro, const char *schema, const char *what)
+{
+	char subject[512];
+	struct ss_avro_opts ao = {.schema_file = schema, .registry = o->registry, .subject = subject,
+				  .what = what, .timeout_ms = o->k.timeout_ms};
+
+	snprintf(subject, sizeof subject, "%s-%s", o->topic, what);
+	return avro ? ss_avro_open(&ao) : NULL;
+}
+
+static void
+open_codecs(struct producer *pr)
+{
+	pr->key.avro = open_codec(pr->o, pr->o->key_avro, pr->o->key_schema, "key");
+	pr->value.avro = open_codec(pr->o, pr->o->value_avro, pr->o->value_schema, "value");
+}
+
+int
+ss_produce_run(struct ss_produce_opts *o)
+{
+	struct producer pr = {.o = o, .ack_limit = UINT64_MAX};
+	int status;
+
+	ss_proc_catch();
+	field_init(&pr.key, o->key, "--key", ".key", o->envelope);
+	field_init(&pr.value, o->value, "--value", ".value", o->envelope);
+	field_init(&pr.headers, o->headers, "--headers", ".headers", o->envelope);
+	field_init(&pr.partition, o->partition, "--partition", NULL, o->envelope);
+	field_init(&pr.timestamp, o->timestamp, "--timestamp", ".timestamp", o->envelope);
+	open_codecs(&pr);
+	pr.in = ss_reader_new(o->in_fd, o->in_name, false);
+	if (o->acks != NULL)
+		pr.acks = ss_acks_open(o->acks);
+	if (o->dry_run)
+		pr.dry = ss_writer_new(1, "stdout");
+	else
+		connect_producer(&pr);
+	read_input(&pr);
+	flush_all(&pr);
+	report_acks(&pr, true);
+	if (pr.dry != NULL) {
+		ss_writer_free(pr.dry);
+	} else {
+		rd_kafka_topic_destroy(pr.rkt);
+		rd_kafka_destroy(pr.rk);
+	}
+	ss_acks_close(pr.acks);
+	free(pr.fl.line);
+	free(pr.fl.done);
+	if (pr.failed > MAX_REPORTED)
+		ss_diag_warn("%llu records not delivered in all", (unsigned long long)pr.failed);
+	status = ss_proc_status(pr.failed > 0 ? pr.fail_status : 0);
+	ss_reader_free(pr.in);
+	field_free(&pr.key);
+	field_free(&pr.value);
+	field_free(&pr.headers);
+	field_free(&pr.partition);
+	field_free(&pr.timestamp);
+	ss_buf_free(&pr.line);
+	return status;
+}

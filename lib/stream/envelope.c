@@ -1,0 +1,61 @@
+#include "stream/envelope.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/jscan.h"
+
+static struct ss_jpath *topic_path, *partition_path, *offset_path;
+
+static bool
+find(struct ss_jpath **path, const char *expr, const char *raw, size_t len, const char **vs, size_t *vlen)
+{
+	const char *ve;
+	bool type_error;
+
+	if (*path == NULL)
+		*path = ss_jpath_parse(expr);
+	if (!ss_jpath_find(*path, raw, raw + len, vs, &ve, &type_error))
+		return false;
+	*vlen = (size_t)(ve - *vs);
+	return true;
+}
+
+/* A non-negative integer written plainly (no fraction, no exponent). */
+static bool
+integer(const char *p, size_t n, int64_t max, int64_t *out)
+{
+	int64_t v = 0;
+
+	if (n == 0 || n > 19)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9' || v > (max - (p[i] - '0')) / 10)
+			return false; /* not a digit, or beyond max (19 digits overflow int64) */
+		v = v * 10 + (p[i] - '0');
+	}
+	*out = v;
+	return true;
+}
+
+bool
+ss_envelope_get(const char *raw, size_t len, struct ss_envelope *env)
+{
+	const char *v;
+	size_t n;
+	int64_t part;
+
+	while (len && (*raw == ' ' || *raw == '\t'))
+		raw++, len--;
+	if (len == 0 || *raw != '{' || memmem(raw, len, "\"partition\"", 11) == NULL)
+		return false; /* the common case of a record without an envelope, cheaply */
+	if (!find(&topic_path, ".topic", raw, len, &v, &n) || n < 3 || v[0] != '"' ||
+	    n - 2 >= sizeof env->topic || memchr(v, '\\', n))
+		return false;
+	memcpy(env->topic, v + 1, n - 2);
+	env->topic[n - 2] = '\0';
+	if (!find(&partition_path, ".partition", raw, len, &v, &n) || !integer(v, n, INT32_MAX, &part))
+		return false;
+	env->partition = (int32_t)part;
+	return find(&offset_path, ".offset", raw, len, &v, &n) && integer(v, n, INT64_MAX, &env->offset);
+}
