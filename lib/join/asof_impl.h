@@ -1,4 +1,4 @@
-/* asof_impl: internals shared by lib/join/*.c; not an API for other modules.
+/* asof_impl: internals shared by the files of lib/join/; not an API for other modules.
  *
  * Hot state lives in memory: per join key, the right history as an array sorted by
  * event time (pruned behind the slower stream), and the left records still held
