@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,13 @@ ss_diag_warn(const char *fmt, ...)
 }
 
 static void (*die_hook)(int code);
+static atomic_bool dying; /* read by other threads (librdkafka's log callback) */
+
+bool
+ss_diag_dying(void)
+{
+	return atomic_load(&dying);
+}
 
 void
 ss_diag_on_die(void (*hook)(int code))
@@ -80,6 +88,7 @@ ss_diag_die(int code, const char *fmt, ...)
 {
 	va_list ap;
 
+	atomic_store(&dying, true);
 	va_start(ap, fmt);
 	vmessage(fmt, ap);
 	va_end(ap);

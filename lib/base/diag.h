@@ -3,6 +3,7 @@
 #ifndef SS_DIAG_H
 #define SS_DIAG_H
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdnoreturn.h>
 
@@ -34,6 +35,9 @@ noreturn void ss_diag_die(int code, const char *fmt, ...) __attribute__((format(
  * the process at once with the new code (_exit, after stdio is flushed), where a
  * second exit() would be undefined. */
 noreturn void ss_diag_exit(int code);
+/* True once ss_diag_die has begun: what other threads would add after the one line
+ * that ends the run (librdkafka's log while the client is torn down) is left unsaid. */
+bool ss_diag_dying(void);
 /* Call hook(code) in ss_diag_die before the exit handlers: for what must know the
  * exit status (ss-consume tells its reader how it ended). One hook; NULL clears it. */
 void ss_diag_on_die(void (*hook)(int code));

@@ -299,6 +299,9 @@ log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 		fprintf(stderr, "%s: librdkafka: %s: %s\n", ss_diag_tool(), fac, buf);
 		return;
 	}
+	/* the run is ending with its one line; a fatal error is said by error_cb */
+	if (ss_diag_dying() || strcmp(fac, "FATAL") == 0)
+		return;
 	if (strcmp(fac, "FAIL") == 0) {
 		set_last_error(buf);
 		if (is_auth_failure(buf))
