@@ -726,3 +726,14 @@ while sys.stdin.buffer.read(65536):
 	assert_equal "$wait_status" 143
 	[ "$took" -lt 2000 ] || { echo "took $took ms"; false; }
 }
+
+@test "a right file's record longer than the index's 16 MB length field is spliced whole, CRLF and all" {
+	python3 -c '
+import json
+big = "x" * (17 << 20)
+open("'"$T"'/r", "w").write(json.dumps({"t": 1, "k": "a", "big": big}) + "\r\n" + json.dumps({"t": 5, "k": "b"}) + "\n")
+open("'"$T"'/l", "w").write(json.dumps({"t": 3, "k": "a"}) + "\n" + json.dumps({"t": 6, "k": "b"}) + "\n")'
+	ss-asof "$T/l" "$T/r" --on .t --by .k >"$T/out"
+	run jq -c '[.left.k, (.right.big | length), .right.t]' "$T/out"
+	assert_output $'["a",17825792,1]\n["b",0,5]'
+}

@@ -267,11 +267,9 @@ record_line(struct asof_index *ix, size_t i, struct asof_right *out)
 {
 	size_t off = (size_t)(ix->pos[i] >> LEN_BITS), len = (size_t)(ix->pos[i] & LEN_MAX);
 
-	if (len == LEN_MAX) {
-		const char *nl = memchr(ix->map + off, '\n', ix->maplen - off);
-		len = (nl ? (size_t)(nl - ix->map) : ix->maplen) - off;
-		if (len > 0 && ix->map[off + len - 1] == '\r')
-			len--;
+	if (len == LEN_MAX) { /* too long for the index's bits: find its end again */
+		const char *cursor = ix->map + off, *line;
+		ss_ndjson_next_line(&cursor, ix->map + ix->maplen, &line, &len);
 	}
 	*out = (struct asof_right){.t = ix->tv[i], .len = (uint32_t)len, .raw = (char *)ix->map + off};
 }
