@@ -127,12 +127,6 @@ ss_statedir_commit_all(ss_statedir *d)
 }
 
 void
-ss_statedir_idle(void *d)
-{
-	ss_statedir_commit_all(d);
-}
-
-void
 ss_statedir_close(ss_statedir *d)
 {
 	if (d == NULL)

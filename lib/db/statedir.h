@@ -18,7 +18,5 @@ size_t ss_statedir_open_all(ss_statedir *d);
 size_t ss_statedir_count(const ss_statedir *d);
 ss_store *ss_statedir_at(ss_statedir *d, size_t i);
 void ss_statedir_commit_all(ss_statedir *d);
-/* Idle hook: commit every open store. */
-void ss_statedir_idle(void *d);
 void ss_statedir_close(ss_statedir *d);
 #endif

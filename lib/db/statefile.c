@@ -31,12 +31,6 @@ static const struct {
 	[SS_STATE_ACKS] = {0x73734141, 1, "ss --acks file"},
 };
 
-const char *
-ss_state_kind_name(enum ss_state_kind kind)
-{
-	return kinds[kind].name;
-}
-
 int
 ss_statefile_exit_code(int rc, int sys_errno)
 {

@@ -36,9 +36,6 @@ enum ss_state_kind {
 	SS_STATE__N,
 };
 
-/* "ss-cache state" ... for messages. */
-const char *ss_state_kind_name(enum ss_state_kind kind);
-
 /* Open path: for reading (no write ever, the file must exist) or for writing (created
  * when missing). Exits with the path and the reason when it cannot. "" is a temporary
  * database (no checks). */

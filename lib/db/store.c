@@ -210,19 +210,6 @@ ss_store_commit(ss_store *s)
 	s->pending = 0;
 }
 
-void
-ss_store_maybe_commit(ss_store *s, int batch)
-{
-	if (s->in_txn && s->pending >= batch)
-		ss_store_commit(s);
-}
-
-void
-ss_store_idle(void *s)
-{
-	ss_store_commit(s);
-}
-
 /* The event time of a key for retention, or false. */
 static bool
 key_time(ss_store *s, jv key, int64_t *ns)
@@ -368,21 +355,6 @@ ss_store_put_enc(ss_store *s, const char *enc, size_t enclen, const char *key_js
 		store_put(s, enc, enclen, key_json, klen, value, vlen, has ? &t : NULL);
 	} else
 		store_put(s, enc, enclen, key_json, klen, value, vlen, NULL);
-}
-
-void
-ss_store_put(ss_store *s, jv key, const char *value, size_t vlen)
-{
-	int64_t t;
-	ss_buf enc = {0};
-	jv text = jv_dump_string(jv_copy(key), 0);
-	bool has = s->track_time && key_time(s, key, &t);
-
-	ss_keyenc_jv(&enc, key);
-	store_put(s, enc.data, enc.len, jv_string_value(text), (size_t)jv_string_length_bytes(jv_copy(text)),
-	    value, vlen, has ? &t : NULL);
-	jv_free(text);
-	ss_buf_free(&enc);
 }
 
 static sqlite3_stmt *

@@ -26,17 +26,12 @@ void ss_store_close(ss_store *s);
 sqlite3 *ss_store_db(ss_store *s);
 const char *ss_store_path(const ss_store *s);
 
-/* Writes join an open batch (begun on demand); commit ends it. ss_store_maybe_commit
- * commits once the batch holds `batch` writes (10000 is a good default). */
+/* Writes join an open batch (begun on demand); commit ends it. */
 void ss_store_commit(ss_store *s);
 /* Open the batch now: for modules writing their own tables through ss_store_db(). */
 void ss_store_begin(ss_store *s);
-void ss_store_maybe_commit(ss_store *s, int batch);
-/* Idle hook for a reader: commits the open batch (latency for trickles). */
-void ss_store_idle(void *s);
 
 /* key_json: the key's canonical JSON text (for display); enc: its keyenc bytes. */
-void ss_store_put(ss_store *s, jv key, const char *value, size_t vlen);
 void ss_store_put_enc(ss_store *s, const char *enc, size_t enclen, const char *key_json,
 		      size_t klen, const char *value, size_t vlen);
 /* Hold puts back until the batch commits (or the store is read), then apply them in key

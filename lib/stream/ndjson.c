@@ -12,7 +12,6 @@
 #include "stream/wfile.h"
 #include "base/jscan.h"
 #include "base/proc.h"
-#include "base/sstime.h"
 
 /* ---- --on-error ---- */
 
@@ -321,7 +320,6 @@ struct ss_writer {
 	int fd;
 	char *name;
 	size_t len;
-	int64_t last_flush;
 	ss_buf scratch; /* for escaping strings */
 	char buf[WBUF];
 };
@@ -337,7 +335,6 @@ ss_writer_new(int fd, const char *name)
 	w->fd = fd;
 	w->name = ss_xstrdup(name);
 	w->len = 0;
-	w->last_flush = ss_time_mono();
 	w->scratch = (ss_buf){0};
 	return w;
 }
@@ -369,14 +366,6 @@ ss_writer_flush(ss_writer *w)
 {
 	write_all(w, w->buf, w->len);
 	w->len = 0;
-	w->last_flush = ss_time_mono();
-}
-
-void
-ss_writer_flush_if_stale(ss_writer *w, int ms)
-{
-	if (w->len > 0 && ss_time_mono() - w->last_flush > (int64_t)ms * 1000000)
-		ss_writer_flush(w);
 }
 
 void
@@ -433,8 +422,3 @@ ss_writer_free(ss_writer *w)
 	free(w);
 }
 
-void
-ss_writer_idle(void *w)
-{
-	ss_writer_flush(w);
-}

@@ -67,9 +67,5 @@ void ss_writer_putc(ss_writer *w, char c);
 /* Write a JSON string literal (quoted, escaped) of raw bytes (UTF-8 assumed valid). */
 void ss_writer_json_string(ss_writer *w, const char *s, size_t len);
 void ss_writer_flush(ss_writer *w);
-/* Flush if more than ms milliseconds passed since the last flush (for busy loops). */
-void ss_writer_flush_if_stale(ss_writer *w, int ms);
 void ss_writer_free(ss_writer *w); /* flushes */
-/* Idle hook that flushes a writer: ss_reader_set_idle(r, ss_writer_idle, w). */
-void ss_writer_idle(void *w);
 #endif

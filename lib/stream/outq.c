@@ -80,12 +80,6 @@ ss_outq_buf(ss_outq *q)
 }
 
 uint64_t
-ss_outq_appended(const ss_outq *q)
-{
-	return q->written + (q->buf.len - q->head);
-}
-
-uint64_t
 ss_outq_written(const ss_outq *q)
 {
 	return q->written;

@@ -20,8 +20,7 @@ ss_outq *ss_outq_new(int fd, const char *name);
 void ss_outq_free(ss_outq *q);
 /* The buffer to append to; appended bytes are queued. Do not remove bytes from it. */
 ss_buf *ss_outq_buf(ss_outq *q);
-/* Bytes appended since the start, and bytes written to the descriptor since the start. */
-uint64_t ss_outq_appended(const ss_outq *q);
+/* Bytes written to the descriptor since the start. */
 uint64_t ss_outq_written(const ss_outq *q);
 size_t ss_outq_pending(const ss_outq *q);
 /* Write what the descriptor takes now. Returns 0, or EPIPE when the reader is gone;
