@@ -14,7 +14,6 @@
 
 enum { UNSPILL_BATCH = 1024 }; /* spilled held records read back at a time */
 
-
 static int64_t
 sat_add(int64_t a, int64_t b)
 {
