@@ -14,8 +14,6 @@
 
 enum { UNSPILL_BATCH = 1024 }; /* spilled held records read back at a time */
 
-static ss_asof *atexit_join; /* commits and reports when a data error exits */
-
 static int64_t
 sat_add(int64_t a, int64_t b)
 {
@@ -92,38 +90,12 @@ waiting(const ss_asof *j, const struct asof_held *h)
 	return ordered(j) && (h->revision & ASOF_DONE);
 }
 
-/* The counters of the whole run, and the records still held. */
+/* The counters of this join, and the records it still holds. */
 void
-asof_totals(const ss_asof *j, struct asof_counters *c, size_t *held)
+asof_join_totals(const ss_asof *j, struct asof_counters *c, size_t *held)
 {
 	*c = j->n;
 	*held = j->heap.n + (size_t)j->spilled + (size_t)j->waiting;
-	if (j->dir)
-		asof_dir_count(j, c, held);
-}
-
-static void
-exit_handler(void)
-{
-	if (atexit_join == NULL)
-		return;
-	ss_asof *j = atexit_join;
-	struct asof_counters c;
-	size_t held;
-
-	atexit_join = NULL;
-	/* the threads parsing ahead stop first (a signal, or a data error, ends the run) */
-	asof_ahead_stop(j->lahead);
-	asof_ahead_stop(j->rahead);
-	j->lahead = j->rahead = NULL;
-	/* an exit in the middle of a --select leaves libjq's stack to tear down; first, as
-	 * a closed output ends the process inside asof_idle (EPIPE) */
-	if (j->select)
-		jq_teardown(&j->select);
-	asof_idle(j);
-	asof_totals(j, &c, &held);
-	if (c.late || c.expired || c.early || c.replayed || held)
-		ss_asof_summary(j);
 }
 
 static ss_asof *
@@ -187,7 +159,7 @@ asof_join_new(ss_asof *top, const char *path, int32_t partition)
 }
 
 ss_asof *
-ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out)
+asof_join_open(const struct ss_asof_opts *opts, ss_writer *out)
 {
 	ss_asof *j = join_alloc(opts, out);
 
@@ -209,12 +181,6 @@ ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out)
 	}
 	if (opts->state)
 		state_open(j);
-	if (opts->state_dir) {
-		j->dir = asof_dir_open(opts->state_dir);
-		asof_dir_resend(j);
-	}
-	atexit_join = j;
-	atexit(exit_handler);
 	return j;
 }
 
@@ -1042,7 +1008,7 @@ static void
 checkpoint(ss_asof *j)
 {
 	if (j->st && ++j->uncommitted >= CHECKPOINT_RECORDS)
-		asof_idle(j);
+		asof_join_idle(j);
 }
 
 static void
@@ -1356,17 +1322,13 @@ asof_join_right_end(ss_asof *j)
 }
 
 void
-asof_idle(void *arg)
+asof_join_idle(ss_asof *j)
 {
-	ss_asof *j = arg;
-
 	ss_writer_flush(j->out);
 	if (j->late)
 		fflush(j->late);
 	if (j->acks)
 		j->delivered = ss_acks_delivered(j->acks);
-	if (j->dir)
-		asof_dir_commit(j);
 	if (j->st) {
 		asof_outbox_trim(j);
 		asof_state_meta(j->st, j);
@@ -1391,20 +1353,6 @@ asof_counters_add(struct asof_counters *sum, const struct asof_counters *c)
 	sum->replayed += c->replayed;
 }
 
-void
-ss_asof_summary(const ss_asof *j)
-{
-	struct asof_counters c;
-	size_t held;
-
-	asof_totals(j, &c, &held);
-	ss_diag_warn("left %" PRIu64 " (emitted %" PRIu64 ", matched %" PRIu64 ", expired %" PRIu64
-		     ", not final %" PRIu64 ", replayed %" PRIu64 "), right %" PRIu64 " (late %" PRIu64
-		     "), revisions %" PRIu64 ", held %zu",
-		     c.left, c.emitted, c.matched, c.expired, c.early, c.replayed, c.right, c.late, c.revisions,
-		     held);
-}
-
 /* What a partition-join borrows from its top join stays the top's to free. */
 static void
 free_shared(ss_asof *j)
@@ -1421,16 +1369,8 @@ free_shared(ss_asof *j)
 }
 
 void
-ss_asof_free(ss_asof *j)
+asof_join_free(ss_asof *j)
 {
-	if (j == NULL)
-		return;
-	if (j->top == NULL) {
-		exit_handler();
-		atexit_join = NULL;
-	}
-	if (j->dir)
-		asof_dir_free(j);
 	if (j->spill && j->spill != j->st)
 		asof_state_close(j->spill);
 	if (j->st)

@@ -8,7 +8,9 @@
  * it on its next record. A killed owner's locks go with it. The file is named after the
  * partition number, not a topic: a right record may open it before any left record.
  * Here too is the router: the join's entry points (asof_left, asof_right, asof_tick ...)
- * go to the one join, or to the partition-joins. */
+ * go to the one join, or to the partition-joins; and the public handle of asof.h
+ * (ss_asof_new, ss_asof_free, ss_asof_summary), which opens the one join or the
+ * directory. The router calls the engine (asof.c), never the other way. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -80,10 +82,10 @@ release(ss_asof *top, struct asof_slot *s)
 {
 	ss_asof *j = s->j;
 
-	asof_idle(j); /* results out before the state that says they are */
+	asof_join_idle(j); /* results out before the state that says they are */
 	s->held = j->heap.n > 0 || j->spilled > 0;
 	asof_counters_add(&top->n, &j->n);
-	ss_asof_free(j);
+	asof_join_free(j);
 	s->j = NULL;
 	close(s->lock);
 	s->lock = -1;
@@ -276,7 +278,7 @@ asof_dir_commit(ss_asof *top)
 
 	for (size_t i = 0; i < d->n; i++)
 		if (d->v[i].j)
-			asof_idle(d->v[i].j);
+			asof_join_idle(d->v[i].j);
 }
 
 void
@@ -389,4 +391,92 @@ bool
 asof_applied(ss_asof *j, const struct ss_envelope *env)
 {
 	return j->dir ? asof_dir_applied(j, env) : asof_join_applied(j, env);
+}
+
+/* ---- the public handle (asof.h): the one join, or the router over a directory ---- */
+
+static ss_asof *atexit_join; /* commits and reports when a data error exits */
+
+static void
+exit_handler(void)
+{
+	if (atexit_join == NULL)
+		return;
+	ss_asof *j = atexit_join;
+	struct asof_counters c;
+	size_t held;
+
+	atexit_join = NULL;
+	/* the threads parsing ahead stop first (a signal, or a data error, ends the run) */
+	asof_ahead_stop(j->lahead);
+	asof_ahead_stop(j->rahead);
+	j->lahead = j->rahead = NULL;
+	/* an exit in the middle of a --select leaves libjq's stack to tear down; first, as
+	 * a closed output ends the process inside asof_idle (EPIPE) */
+	if (j->select)
+		jq_teardown(&j->select);
+	asof_idle(j);
+	asof_totals(j, &c, &held);
+	if (c.late || c.expired || c.early || c.replayed || held)
+		ss_asof_summary(j);
+}
+
+ss_asof *
+ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out)
+{
+	ss_asof *j = asof_join_open(opts, out);
+
+	if (opts->state_dir) {
+		j->dir = asof_dir_open(opts->state_dir);
+		asof_dir_resend(j);
+	}
+	atexit_join = j;
+	atexit(exit_handler);
+	return j;
+}
+
+void
+asof_idle(void *arg)
+{
+	ss_asof *j = arg;
+
+	asof_join_idle(j);
+	if (j->dir)
+		asof_dir_commit(j);
+}
+
+/* The counters of the whole run, and the records still held. */
+void
+asof_totals(const ss_asof *j, struct asof_counters *c, size_t *held)
+{
+	asof_join_totals(j, c, held);
+	if (j->dir)
+		asof_dir_count(j, c, held);
+}
+
+void
+ss_asof_summary(const ss_asof *j)
+{
+	struct asof_counters c;
+	size_t held;
+
+	asof_totals(j, &c, &held);
+	ss_diag_warn("left %" PRIu64 " (emitted %" PRIu64 ", matched %" PRIu64 ", expired %" PRIu64
+		     ", not final %" PRIu64 ", replayed %" PRIu64 "), right %" PRIu64 " (late %" PRIu64
+		     "), revisions %" PRIu64 ", held %zu",
+		     c.left, c.emitted, c.matched, c.expired, c.early, c.replayed, c.right, c.late, c.revisions,
+		     held);
+}
+
+
+void
+ss_asof_free(ss_asof *j)
+{
+	if (j == NULL)
+		return;
+	exit_handler();
+	atexit_join = NULL;
+	if (j->dir)
+		asof_dir_free(j);
+	asof_join_free(j);
 }

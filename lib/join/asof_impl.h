@@ -281,16 +281,28 @@ void asof_join_tick(ss_asof *j);
 int asof_join_timeout(const ss_asof *j);
 bool asof_join_done(const ss_asof *j);
 bool asof_join_applied(ss_asof *j, const struct ss_envelope *env);
-void asof_idle(void *j);
+/* Results out (output, late file, acks read), then this join's state committed. */
+void asof_join_idle(ss_asof *j);
 void asof_held_link(ss_asof *j, struct asof_held *h);
+/* The one join, or the top of a directory of them (ss_asof_new): compile the
+ * expressions, open the late file, the acks file and --state. */
+ss_asof *asof_join_open(const struct ss_asof_opts *opts, ss_writer *out);
 /* A partition-join of top for partition number partition, with its state in path
- * (borrowed until ss_asof_free). */
+ * (borrowed until asof_join_free). */
 ss_asof *asof_join_new(ss_asof *top, const char *path, int32_t partition);
+/* Close the state and free the join (a top join: what its partition-joins borrow too). */
+void asof_join_free(ss_asof *j);
 void asof_counters_add(struct asof_counters *sum, const struct asof_counters *c);
+/* The counters of this join alone, and the records it still holds. */
+void asof_join_totals(const ss_asof *j, struct asof_counters *c, size_t *held);
+
+/* asof_dir.c: --state-dir, the router over partition-joins, and the public handle
+ * (asof.h: ss_asof_new, ss_asof_free, ss_asof_summary), which calls down to the engine
+ * and never the other way. */
+/* Results out and every state committed: the one join's, or each partition-join's. */
+void asof_idle(void *j);
 /* The counters of the whole run (every partition-join), and the records still held. */
 void asof_totals(const ss_asof *j, struct asof_counters *c, size_t *held);
-
-/* asof_dir.c: --state-dir, the router over partition-joins. */
 /* The join's entry points, for the input loop: to the one join (asof_join_*), or with
  * --state-dir to the partition-join of the record's partition (or to each). */
 void asof_left(ss_asof *j, const struct asof_in *in);
