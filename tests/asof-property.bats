@@ -5,6 +5,10 @@
 
 load helpers
 
+# seeds FIRST COUNT: COUNT seeds from FIRST, or $SS_PROPERTY_SEEDS of them (the sanitizer
+# run takes fewer: what it looks for is in the code paths, not in the data)
+seeds() { seq "$1" $(($1 + ${SS_PROPERTY_SEEDS:-$2} - 1)); }
+
 # check SEED: every option combination on one random input pair
 check() {
 	local seed=$1 grace=$(( $1 % 3 * 4 )) shuffle=$(( $1 % 2 ))
@@ -40,7 +44,7 @@ print("\n".join(x[1] for x in last.values()))' "$T/out" | sort >"$T/got"
 }
 
 @test "defer equals the brute-force reference on random inputs (files, merged); with and without threads" {
-	for seed in $(seq 1 10); do check "$seed"; done
+	for seed in $(seeds 1 10); do check "$seed"; done
 }
 
 @test "defer equals the reference when both inputs are pipes" {
@@ -55,5 +59,5 @@ print("\n".join(x[1] for x in last.values()))' "$T/out" | sort >"$T/got"
 }
 
 @test "revise: the last revision of every left record equals the reference" {
-	for seed in $(seq 21 26); do EMIT=revise check "$seed"; done
+	for seed in $(seeds 21 6); do EMIT=revise check "$seed"; done
 }

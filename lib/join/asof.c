@@ -102,8 +102,9 @@ asof_join_totals(const ss_asof *j, struct asof_counters *c, size_t *held)
  * bad expression, a state file that will not open) ends the process, and what the join
  * had built is then process state like any other, not a leak: LeakSanitizer, which
  * reports blocks nothing points to, must find it from here (CI: a refused --late-file
- * was reported as a leak of the whole join when no register still held it). */
-static ss_asof *opening;
+ * was reported as a leak of the whole join when no register still held it). Volatile:
+ * nothing in the program reads it, and the compiler would drop the stores. */
+static ss_asof *volatile opening;
 
 static ss_asof *
 join_alloc(const struct ss_asof_opts *opts, ss_writer *out)
