@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "join/asof.h"
+#include "base/cli.h"
 #include "base/diag.h"
 #include "base/help.h"
 #include "stream/ndjson.h"
@@ -105,36 +106,6 @@ static const struct option longopts[] = {
 	{NULL, 0, NULL, 0},
 };
 
-static int64_t
-duration(const char *opt, const char *arg)
-{
-	int64_t ns;
-
-	if (!ss_duration_parse(arg, &ns) || ns < 0)
-		ss_diag_usage_error(usage, "%s: not a duration: '%s' (like 250ms, 90s, 10m, 1h, 7d)", opt, arg);
-	return ns;
-}
-
-static int
-count(const char *opt, const char *arg)
-{
-	char *end;
-	long n = strtol(arg, &end, 10);
-
-	if (*arg == '\0' || *end != '\0' || n < 0 || n > 1000000)
-		ss_diag_usage_error(usage, "%s: not a count: '%s'", opt, arg);
-	return (int)n;
-}
-
-static int
-choice(const char *opt, const char *arg, const char *const *names)
-{
-	for (int i = 0; names[i]; i++)
-		if (strcmp(arg, names[i]) == 0)
-			return i;
-	ss_diag_usage_error(usage, "%s: unknown value '%s'", opt, arg);
-}
-
 /* LEFT and RIGHT, or one INPUT of both topics with --left-topic and --right-topic. */
 static void
 check_inputs(const struct ss_asof_opts *o, int n, char **inputs)
@@ -175,21 +146,21 @@ main(int argc, char **argv)
 		case OPT_BY: by = optarg; break;
 		case OPT_LEFT_BY: o.left_by = optarg; break;
 		case OPT_RIGHT_BY: o.right_by = optarg; break;
-		case OPT_DIRECTION: o.direction = choice("--direction", optarg, directions); break;
+		case OPT_DIRECTION: o.direction = ss_cli_choice(usage, "--direction", optarg, directions); break;
 		case OPT_STRICT: o.strict = true; break;
-		case OPT_TOLERANCE: o.tolerance = duration("--tolerance", optarg); break;
+		case OPT_TOLERANCE: o.tolerance = ss_cli_duration(usage, "--tolerance", optarg, false); break;
 		case OPT_INNER: o.inner = true; break;
-		case OPT_EMIT: o.emit = choice("--emit", optarg, emits); break;
-		case OPT_ORDER: o.order_left = choice("--order", optarg, orders) == 1; break;
-		case OPT_GRACE: o.grace = duration("--grace", optarg); break;
+		case OPT_EMIT: o.emit = ss_cli_choice(usage, "--emit", optarg, emits); break;
+		case OPT_ORDER: o.order_left = ss_cli_choice(usage, "--order", optarg, orders) == 1; break;
+		case OPT_GRACE: o.grace = ss_cli_duration(usage, "--grace", optarg, false); break;
 		case OPT_SELECT: o.select = optarg; break;
 		case OPT_STATE: o.state = optarg; break;
 		case OPT_STATE_DIR: o.state_dir = optarg; break;
-		case OPT_RETAIN: o.retain = duration("--retain", optarg); break;
-		case OPT_MAX_DELAY: o.max_delay = duration("--max-delay", optarg); break;
-		case OPT_IDLE: o.idle = duration("--idle", optarg); break;
-		case OPT_RIGHT_PARTITIONS: o.right_partitions = count("--right-partitions", optarg); break;
-		case OPT_RIGHT_END: o.right_end_exit = choice("--right-end", optarg, right_ends) == 1; break;
+		case OPT_RETAIN: o.retain = ss_cli_duration(usage, "--retain", optarg, false); break;
+		case OPT_MAX_DELAY: o.max_delay = ss_cli_duration(usage, "--max-delay", optarg, false); break;
+		case OPT_IDLE: o.idle = ss_cli_duration(usage, "--idle", optarg, false); break;
+		case OPT_RIGHT_PARTITIONS: o.right_partitions = (int)ss_cli_count(usage, "--right-partitions", optarg, 0, 1000000); break;
+		case OPT_RIGHT_END: o.right_end_exit = ss_cli_choice(usage, "--right-end", optarg, right_ends) == 1; break;
 		case OPT_LATE_FILE: o.late_file = optarg; break;
 		case OPT_ACKS: o.acks = optarg; break;
 		case OPT_RIGHT_END_FILE: o.right_end_file = optarg; break;
@@ -198,11 +169,10 @@ main(int argc, char **argv)
 		case OPT_RIGHT_TOPIC: o.right_topic = optarg; break;
 		case OPT_ON_ERROR:
 			if (!ss_errpolicy_parse(&onerror, optarg))
-				ss_diag_usage_error(usage, "--on-error: expected fail, skip or dead-letter=FILE, not '%s'", optarg);
+				ss_cli_bad_value(usage, "--on-error", optarg, "fail, skip or dead-letter=FILE");
 			break;
 		case OPT_TS_UNIT:
-			if (!ss_tsunit_parse(optarg, &o.unit))
-				ss_diag_usage_error(usage, "--ts-unit: expected s, ms, us or ns, not '%s'", optarg);
+			o.unit = ss_cli_tsunit(usage, "--ts-unit", optarg);
 			break;
 		case OPT_PROGRESS: o.progress = SS_PROGRESS_ON; break;
 		case OPT_NO_PROGRESS: o.progress = SS_PROGRESS_OFF; break;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cache/cache.h"
+#include "base/cli.h"
 #include "base/diag.h"
 #include "base/help.h"
 
@@ -57,7 +58,6 @@ cmd_put(ss_cache *c, int argc, char **argv)
 	struct ss_cache_put_opts o = {.key = ".key", .progress = SS_PROGRESS_AUTO};
 	const char *unit_arg = NULL;
 	int ch;
-	char *end;
 
 	ss_errpolicy_parse(&o.onerror, "fail");
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -66,22 +66,18 @@ cmd_put(ss_cache *c, int argc, char **argv)
 		case 'v': o.value = optarg; break;
 		case 't': o.tee = true; break;
 		case 'c':
-			o.retain_count = strtoll(optarg, &end, 10);
-			if (*end || o.retain_count <= 0)
-				ss_diag_usage_error(usage, "--retain-count: not a positive number: %s", optarg);
+			o.retain_count = ss_cli_count(usage, "--retain-count", optarg, 1, INT64_MAX);
 			break;
 		case 'a':
-			if (!ss_duration_parse(optarg, &o.retain_age) || o.retain_age <= 0)
-				ss_diag_usage_error(usage, "--retain-age: not a duration: %s", optarg);
+			o.retain_age = ss_cli_duration(usage, "--retain-age", optarg, true);
 			break;
 		case 'u':
 			unit_arg = optarg;
-			if (!ss_tsunit_parse(optarg, &o.unit))
-				ss_diag_usage_error(usage, "--ts-unit: want s, ms, us or ns: %s", optarg);
+			o.unit = ss_cli_tsunit(usage, "--ts-unit", optarg);
 			break;
 		case 'e':
 			if (!ss_errpolicy_parse(&o.onerror, optarg))
-				ss_diag_usage_error(usage, "--on-error: want fail, skip or dead-letter=FILE: %s", optarg);
+				ss_cli_bad_value(usage, "--on-error", optarg, "fail, skip or dead-letter=FILE");
 			break;
 		case 'P': o.progress = SS_PROGRESS_ON; break;
 		case 'N': o.progress = SS_PROGRESS_OFF; break;
@@ -172,7 +168,6 @@ cmd_scan(ss_cache *c, int argc, char **argv)
 		{NULL, 0, NULL, 0}};
 	struct ss_cache_scan_opts o = {.from = jv_invalid(), .to = jv_invalid(), .prefix = jv_invalid(), .limit = -1};
 	int ch;
-	char *end;
 
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
@@ -181,9 +176,7 @@ cmd_scan(ss_cache *c, int argc, char **argv)
 		case 'p': jv_free(o.prefix); o.prefix = parse_key_arg(optarg, "--prefix"); break;
 		case 'b': o.backwards = true; break;
 		case 'l':
-			o.limit = strtoll(optarg, &end, 10);
-			if (*end || o.limit < 0)
-				ss_diag_usage_error(usage, "--limit: not a number: %s", optarg);
+			o.limit = ss_cli_count(usage, "--limit", optarg, 0, INT64_MAX);
 			break;
 		case 'K':
 		case 'V':

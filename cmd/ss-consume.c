@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "kafka/consume.h"
+#include "base/cli.h"
 #include "base/diag.h"
 #include "base/help.h"
 #include "kafka/inspect.h"
@@ -167,7 +168,6 @@ main(int argc, char **argv)
 	enum mode mode = READ;
 	int64_t at_ms = 0;
 	int ch;
-	char *end;
 
 	ss_diag_init("ss-consume");
 	ss_consume_opts_init(&o);
@@ -199,9 +199,7 @@ main(int argc, char **argv)
 			o.exit_at_end = true;
 			break;
 		case 'c':
-			o.count = strtoll(optarg, &end, 10);
-			if (*optarg == '\0' || *end != '\0' || o.count < 0)
-				ss_diag_usage_error(usage, "-c %s: expected a count", optarg);
+			o.count = ss_cli_count(usage, "-c", optarg, 0, INT64_MAX);
 			break;
 		case 'X':
 			ss_kopts_add_prop(&o.k, optarg, usage);
@@ -229,8 +227,8 @@ main(int argc, char **argv)
 		case OPT_KEY_FORMAT:
 		case OPT_VALUE_FORMAT:
 			if (!ss_kfmt_parse(optarg, ch == OPT_KEY_FORMAT ? &o.key_fmt : &o.value_fmt))
-				ss_diag_usage_error(usage, "%s %s: expected auto, json, string, base64 or avro",
-						    ch == OPT_KEY_FORMAT ? "--key-format" : "--value-format", optarg);
+				ss_cli_bad_value(usage, ch == OPT_KEY_FORMAT ? "--key-format" : "--value-format",
+						 optarg, "auto, json, string, base64 or avro");
 			break;
 		case OPT_KEY_SCHEMA:
 			o.key_schema = optarg;
@@ -243,8 +241,7 @@ main(int argc, char **argv)
 			break;
 		case OPT_ON_ERROR:
 			if (!ss_errpolicy_parse(&o.onerror, optarg))
-				ss_diag_usage_error(usage, "--on-error %s: expected fail, skip or dead-letter=FILE",
-						    optarg);
+				ss_cli_bad_value(usage, "--on-error", optarg, "fail, skip or dead-letter=FILE");
 			break;
 		case OPT_TIMEOUT:
 			ss_kopts_set_timeout(&o.k, optarg, usage);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "base/cli.h"
 #include "base/diag.h"
 #include "base/help.h"
 #include "kafka/kafka.h"
@@ -57,16 +58,13 @@ main(int argc, char **argv)
 	const char **topics = NULL, *why;
 	int ntopics = 0, nbrokers = 1, ch;
 	bool watch_stdin = true;
-	char *end;
 	ss_kmock *m;
 
 	ss_diag_init("ss-mock-broker");
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'n':
-			nbrokers = (int)strtol(optarg, &end, 10);
-			if (*end != '\0' || nbrokers < 1 || nbrokers > 100)
-				ss_diag_usage_error(usage, "--brokers %s: expected 1 to 100", optarg);
+			nbrokers = (int)ss_cli_count(usage, "--brokers", optarg, 1, 100);
 			break;
 		case 't':
 			topics = ss_xrealloc(topics, (size_t)(ntopics + 1) * sizeof *topics);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cli.h"
 #include "base/diag.h"
 #include "base/help.h"
 #include "kafka/kcat.h"
@@ -124,8 +125,7 @@ main(int argc, char **argv)
 			o.timestamp = optarg;
 			break;
 		case OPT_TS_UNIT:
-			if (!ss_tsunit_parse(optarg, &o.ts_unit))
-				ss_diag_usage_error(usage, "--ts-unit %s: expected s, ms, us or ns", optarg);
+			o.ts_unit = ss_cli_tsunit(usage, "--ts-unit", optarg);
 			break;
 		case OPT_ENVELOPE:
 			o.envelope = true;
@@ -138,8 +138,7 @@ main(int argc, char **argv)
 			break;
 		case OPT_ON_ERROR:
 			if (!ss_errpolicy_parse(&o.onerror, optarg))
-				ss_diag_usage_error(usage, "--on-error %s: expected fail, skip or dead-letter=FILE",
-						    optarg);
+				ss_cli_bad_value(usage, "--on-error", optarg, "fail, skip or dead-letter=FILE");
 			break;
 		case OPT_TIMEOUT:
 			ss_kopts_set_timeout(&o.k, optarg, usage);
@@ -150,8 +149,8 @@ main(int argc, char **argv)
 		case OPT_KEY_FORMAT:
 		case OPT_VALUE_FORMAT:
 			if (strcmp(optarg, "avro") != 0 && strcmp(optarg, "json") != 0)
-				ss_diag_usage_error(usage, "%s %s: expected json or avro",
-						    ch == OPT_KEY_FORMAT ? "--key-format" : "--value-format", optarg);
+				ss_cli_bad_value(usage, ch == OPT_KEY_FORMAT ? "--key-format" : "--value-format",
+						 optarg, "json or avro");
 			*(ch == OPT_KEY_FORMAT ? &o.key_avro : &o.value_avro) = strcmp(optarg, "avro") == 0;
 			break;
 		case OPT_KEY_SCHEMA:

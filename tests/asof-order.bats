@@ -170,5 +170,5 @@ env_opts=(--left-on .value.t --right-on .value.t --left-by .value.k --right-by .
 	ss-asof "${env_opts[@]}" --order release "$T/left" "$T/right" >"$T/b"
 	cmp "$T/a" "$T/b"
 	test_must_fail 2 ss-asof --on .t --order offset "$T/left" "$T/right"
-	assert_output --partial "--order: unknown value 'offset'"
+	assert_output --partial "--order offset: expected release or left"
 }

@@ -48,7 +48,7 @@ setup() {
 	test_must_fail 2 ss-asof "$T/a" "$T/w"
 	assert_output --partial 'event time is required'
 	test_must_fail 2 ss-asof --on .t --direction sideways "$T/a" "$T/w"
-	assert_output --partial "--direction: unknown value 'sideways'"
+	assert_output --partial "--direction sideways: expected backward, forward or nearest"
 	test_must_fail 2 ss-asof --on .t --emit eager --max-delay 1s "$T/a" "$T/w"
 	test_must_fail 2 ss-asof --on .t --tolerance soon "$T/a" "$T/w"
 	test_must_fail 2 ss-asof --on .t --by .k --left-by .k "$T/a" "$T/w"

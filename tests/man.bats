@@ -163,16 +163,18 @@ help_flags() {
 	done
 }
 
+# check TOOL EXPECTED-FIRST-LINE ARGS...: a usage error (2), its first line, then the
+# usage. Run by path: getopt's own message would start with the path, not "ss-TOOL: ".
+check() {
+	local tool=$1 want=$2
+	shift 2
+	run --separate-stderr "$ROOT/bin/$tool" "$@"
+	[ "$status" -eq 2 ] || { echo "$tool $*: exit $status" >&2; return 1; }
+	[ "${stderr_lines[0]}" = "$want" ] || { echo "$tool $*: $stderr" >&2; return 1; }
+	[[ "${stderr_lines[1]}" == "usage: $tool"* ]] || { echo "$tool $*: $stderr" >&2; return 1; }
+}
+
 @test "misuse: one line that names the option and what is wrong with it, prefixed by the tool, whatever argv[0] is" {
-	# run by path: getopt's own message would start with the path, not "ss-TOOL: "
-	check() { # TOOL EXPECTED-FIRST-LINE ARGS...
-		local tool=$1 want=$2
-		shift 2
-		run --separate-stderr "$ROOT/bin/$tool" "$@"
-		[ "$status" -eq 2 ] || { echo "$tool $*: exit $status" >&2; return 1; }
-		[ "${stderr_lines[0]}" = "$want" ] || { echo "$tool $*: $stderr" >&2; return 1; }
-		[[ "${stderr_lines[1]}" == "usage: $tool"* ]] || { echo "$tool $*: $stderr" >&2; return 1; }
-	}
 	check ss-asof 'ss-asof: unknown option --no-such' --no-such a b
 	check ss-asof 'ss-asof: --on needs a value' a b --on
 	check ss-asof 'ss-asof: --strict takes no value' --strict=1 a b
@@ -186,6 +188,26 @@ help_flags() {
 	check ss-checkpoint 'ss-checkpoint: pulse: unknown option --no-such' "$T/k.db" pulse a --no-such
 	check ss-checkpoint 'ss-checkpoint: status: unknown option --no-such' "$T/k.db" status --no-such
 	check ss-mock-broker 'ss-mock-broker: unknown option --no-such' --no-such
+}
+
+@test "a bad option value is said in one form by every tool: OPT VALUE: expected WHAT" {
+	local d='250ms, 90s, 10m, 1h, 7d'
+	check ss-asof "ss-asof: --grace 5x: expected a duration such as $d" a b --on .t --grace 5x
+	check ss-asof "ss-asof: --right-partitions -1: expected a whole number from 0 to 1000000" a b --on .t --right-partitions -1
+	check ss-asof "ss-asof: --emit never: expected eager, defer or revise" a b --on .t --emit never
+	check ss-asof "ss-asof: --ts-unit h: expected s, ms, us or ns" a b --on .t --ts-unit h
+	check ss-asof "ss-asof: --on-error stop: expected fail, skip or dead-letter=FILE" a b --on .t --on-error stop
+	check ss-cache "ss-cache: --retain-age 0: expected a duration above zero, such as $d" "$T/c.db" put --retain-age 0
+	check ss-cache "ss-cache: --retain-count 2k: expected a whole number, 1 or more" "$T/c.db" put --retain-count 2k
+	check ss-cache "ss-cache: --limit -1: expected a whole number, 0 or more" "$T/c.db" scan --limit -1
+	check ss-cache "ss-cache: --ts-unit m: expected s, ms, us or ns" "$T/c.db" put --retain-age 1h --ts-unit m
+	check ss-consume "ss-consume: -c ten: expected a whole number, 0 or more" -b 127.0.0.1:1 -c ten t
+	check ss-consume "ss-consume: --timeout 0: expected a duration above zero, such as $d" -b 127.0.0.1:1 --timeout 0 t
+	check ss-consume "ss-consume: --value-format '': expected auto, json, string, base64 or avro" -b 127.0.0.1:1 --value-format '' t
+	check ss-produce "ss-produce: --ts-unit x: expected s, ms, us or ns" --dry-run --ts-unit x t
+	check ss-produce "ss-produce: --on-error x: expected fail, skip or dead-letter=FILE" --dry-run --on-error x t
+	check ss-produce "ss-produce: --timeout 1: expected a duration above zero, such as $d" --timeout 1 t
+	check ss-mock-broker "ss-mock-broker: --brokers 0: expected a whole number from 1 to 100" --brokers 0
 }
 
 @test "make install puts the pages where man finds them (MANPATH)" {

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/cli.h"
 #include "base/diag.h"
 #include "base/jscan.h"
 #include "kafka/kafka.h"
@@ -191,10 +192,8 @@ ss_kopts_default_file(struct ss_kopts *o)
 void
 ss_kopts_set_timeout(struct ss_kopts *o, const char *arg, const char *usage)
 {
-	int64_t ns;
+	int64_t ns = ss_cli_duration(usage, "--timeout", arg, true);
 
-	if (!ss_duration_parse(arg, &ns) || ns <= 0)
-		ss_diag_usage_error(usage, "--timeout %s: expected a duration such as 30s", arg);
 	o->timeout_ms = ns / 1000000 > 0 ? ns / 1000000 : 1;
 }
 
