@@ -9,6 +9,7 @@
 #include "join/asof.h"
 #include "base/cli.h"
 #include "base/diag.h"
+#include "base/proc.h"
 #include "base/help.h"
 #include "stream/ndjson.h"
 #include "stream/partwm.h"
@@ -137,7 +138,7 @@ main(int argc, char **argv)
 	const char *on = NULL, *by = NULL;
 	int c;
 
-	ss_diag_init("ss-asof");
+	ss_proc_init("ss-asof");
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_ON: on = optarg; break;

@@ -6,6 +6,7 @@
 #include "cache/cache.h"
 #include "base/cli.h"
 #include "base/diag.h"
+#include "base/proc.h"
 #include "base/help.h"
 
 static const char usage[] =
@@ -212,7 +213,7 @@ main(int argc, char **argv)
 	} cmds[] = {{"put", cmd_put}, {"get", cmd_get}, {"del", cmd_del}, {"scan", cmd_scan}, {"stats", cmd_stats}};
 	ss_cache *c = NULL;
 
-	ss_diag_init("ss-cache");
+	ss_proc_init("ss-cache");
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
 		ss_help(usage, options);
 	if (argc >= 2 && strcmp(argv[1], "--state-dir") == 0) {

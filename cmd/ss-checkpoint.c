@@ -710,7 +710,7 @@ main(int argc, char **argv)
 	} cmds[] = { {"heartbeat", cmd_heartbeat}, {"pulse", cmd_pulse}, {"status", cmd_status} };
 	size_t i;
 
-	ss_diag_init("ss-checkpoint");
+	ss_proc_init("ss-checkpoint");
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		ss_help(usage, options);
 		return SS_EXIT_OK;

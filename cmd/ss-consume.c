@@ -8,6 +8,7 @@
 #include "kafka/consume.h"
 #include "base/cli.h"
 #include "base/diag.h"
+#include "base/proc.h"
 #include "base/help.h"
 #include "kafka/inspect.h"
 #include "kafka/kcat.h"
@@ -169,7 +170,7 @@ main(int argc, char **argv)
 	int64_t at_ms = 0;
 	int ch;
 
-	ss_diag_init("ss-consume");
+	ss_proc_init("ss-consume");
 	ss_consume_opts_init(&o);
 	while ((ch = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		switch (ch) {

@@ -60,7 +60,7 @@ main(int argc, char **argv)
 	bool watch_stdin = true;
 	ss_kmock *m;
 
-	ss_diag_init("ss-mock-broker");
+	ss_proc_init("ss-mock-broker");
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'n':

@@ -6,6 +6,7 @@
 
 #include "base/cli.h"
 #include "base/diag.h"
+#include "base/proc.h"
 #include "base/help.h"
 #include "kafka/kcat.h"
 #include "kafka/produce.h"
@@ -90,7 +91,7 @@ main(int argc, char **argv)
 	struct ss_produce_opts o;
 	int ch;
 
-	ss_diag_init("ss-produce");
+	ss_proc_init("ss-produce");
 	ss_produce_opts_init(&o);
 	while ((ch = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		switch (ch) {

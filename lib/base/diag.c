@@ -16,9 +16,6 @@ ss_diag_init(const char *tool)
 {
 	tool_name = tool;
 	opterr = 0; /* getopt's own message has argv[0], not "ss-TOOL: ": ss_diag_bad_option */
-	/* Past RLIMIT_FSIZE a write should fail with EFBIG and a message (SQLite reports it),
-	 * not kill the tool by signal before its exit handlers run. */
-	signal(SIGXFSZ, SIG_IGN);
 }
 
 const char *

@@ -48,3 +48,12 @@ ss_proc_exit_if_signalled(void)
 	if (caught)
 		ss_diag_exit(ss_exit_signal(caught));
 }
+
+void
+ss_proc_init(const char *tool)
+{
+	ss_diag_init(tool);
+	/* Past RLIMIT_FSIZE a write should fail with EFBIG and a message (SQLite reports it),
+	 * not kill the tool by signal before its exit handlers run. */
+	signal(SIGXFSZ, SIG_IGN);
+}

@@ -6,6 +6,9 @@
 #ifndef SS_PROC_H
 #define SS_PROC_H
 
+/* The start of every tool's main: its name for messages (ss_diag_init), and SIGXFSZ
+ * ignored. */
+void ss_proc_init(const char *tool);
 /* Catch SIGINT and SIGTERM. Without SA_RESTART: a wait (poll, read, sleep) is cut
  * short with EINTR, so the caller looks at the flag at once. */
 void ss_proc_catch(void);
