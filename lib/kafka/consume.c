@@ -16,7 +16,11 @@
  *
  * Backpressure. The output queue never blocks on a pipe. While it holds more than
  * HIGH_WATER bytes, every partition is paused and the loop keeps polling, so the group
- * session and max.poll.interval.ms are served however long the reader stalls. */
+ * session and max.poll.interval.ms are served however long the reader stalls.
+ *
+ * This file: setup, the main loop, checkpoint seeks, the live line. consume_start.c:
+ * start positions; consume_commit.c: commits; consume_out.c: envelopes, backpressure;
+ * consume_group.c: rebalances and hand-over; consume_parts.c: topics and partitions. */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
