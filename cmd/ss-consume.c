@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "kafka/consume.h"
+#include "kafka/consume_opts.h"
 #include "base/cli.h"
 #include "base/diag.h"
 #include "base/proc.h"

@@ -1,7 +1,9 @@
-/* avro_impl: what avro.c (the codec) and avro_registry.c (the schema registry client)
- * share inside the avro module; nothing outside lib/kafka/avro*.c includes it. The codec calls
- * the registry client, never the other way: the client deals in schema texts and ids,
- * the codec builds and caches the schemas. */
+/* avro_impl: what the files of the avro module (avro.c: open, free, schemas; avro_decode.c
+ * and avro_encode.c: the codec's two directions; avro_registry.c: the schema registry
+ * client) share inside lib/kafka/; nothing outside lib/kafka/avro*.c includes it. The
+ * decoder and encoder call avro.c and the registry client, avro.c calls the registry
+ * client, never the other way: the client deals in schema texts and ids, avro.c builds
+ * the schemas, the codec caches a consumer's. */
 #ifndef SS_AVRO_IMPL_H
 #define SS_AVRO_IMPL_H
 /* the parts of Avro C used, header by header */
@@ -57,6 +59,19 @@ ss_avro_fail(ss_avro *a, int status, const char *fmt, ...)
 	va_end(ap);
 	return status;
 }
+
+/* Nesting of a value, in either direction. */
+#define SS_AVRO_MAX_DEPTH 1000
+
+/* avro.c: a schema from its JSON text, with id (-1 for a schema file); false with a->why. */
+bool ss_avro_schema_new(ss_avro *a, const char *json, size_t len, int32_t id, struct ss_avro_schema **out);
+void ss_avro_schema_free(struct ss_avro_schema *s);
+/* avro.c: the name a union branch goes by in JSON: a named type's full name, else its
+ * type (in buf when it is made up). */
+const char *ss_avro_branch_name(avro_schema_t s, char *buf, size_t size);
+/* avro.c: the largest single allocation Avro C may make (SIZE_MAX: no limit), set while
+ * a record is decoded. */
+void ss_avro_limit_alloc(size_t limit);
 
 /* Registry: the schema text of id (malloc'd into *text); an id the registry did not
  * know is asked once. 0, or a status with a->why. */

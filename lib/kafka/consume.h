@@ -49,10 +49,7 @@ struct ss_consume_opts {
 };
 
 void ss_consume_opts_init(struct ss_consume_opts *o);
-/* Parse -o: one position, or P:POSITION,...; false if invalid. */
-bool ss_consume_parse_offset(struct ss_consume_opts *o, const char *arg);
-/* Parse -p 0,2,5-7; false if invalid. */
-bool ss_consume_parse_partitions(struct ss_consume_opts *o, const char *arg);
+/* -o and -p are parsed by consume_opts.h. */
 /* Run until the end condition (-e, -c, --until), a signal (SIGINT/SIGTERM: flush, commit,
  * leave) or a closed output. Returns the exit status. */
 int ss_consume_run(const struct ss_consume_opts *o);
