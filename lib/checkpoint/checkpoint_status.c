@@ -1,8 +1,10 @@
 /* checkpoint_status: each checkpoint as NDJSON or as a table, with the timeline of the
  * last day for a terminal (ss_checkpoint_status). */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "checkpoint/checkpoint.h"
@@ -485,4 +487,24 @@ out:
 	ck_exec(db, "COMMIT", "end");
 	sqlite3_close(db);
 	return n;
+}
+
+/* The width of the terminal on stdout: $COLUMNS, else what the terminal says, else 80. */
+int
+ss_checkpoint_terminal_width(void)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+	char *end;
+	long n;
+
+	if (env != NULL) {
+		errno = 0;
+		n = strtol(env, &end, 10);
+		if (!errno && end != env && !*end && n > 0 && n <= INT_MAX)
+			return (int)n;
+	}
+	if (ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
 }
