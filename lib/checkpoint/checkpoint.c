@@ -1,12 +1,10 @@
 /* checkpoint: the state file (schema, migration, open), its SQL helpers, the JSON
  * pieces of events and status, and the partitions' rows; see checkpoint.h for the
  * tables and the ownership rules. */
-#include <stdlib.h>
-#include <string.h>
+#include <stdio.h>
 
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/checkpoint_impl.h"
-#include "base/diag.h"
 #include "db/seeks.h"
 #include "db/statefile.h"
 #include "base/sstime.h"
