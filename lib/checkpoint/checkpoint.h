@@ -49,8 +49,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/sstime.h"
 #include "stream/envelope.h"
 #include "stream/feed.h"
+#include "stream/ndjson.h"
 
 /* A stream's partitions: idle: ns of wall clock after which a silent partition (heard
  * from, or caught up) stops holding the stream's marker back; expect: without a writer
@@ -121,10 +123,39 @@ void ss_checkpoint_pulse_close(ss_checkpoint_pulse *p);
  * exits 1 if the file does not exist. */
 int ss_checkpoint_status(const char *db_path, const char *checkpoint, bool json, int width,
     FILE *out);
+/* The width of the terminal on stdout, for status: $COLUMNS, else what the terminal
+ * says, else 80. */
+int ss_checkpoint_terminal_width(void);
 
 /* Run cmd with /bin/sh -c, SS_EVENT=json and the given SS_CHECKPOINT/SS_DEPENDENCY
  * (dependency may be NULL) in its environment, stdin from /dev/null, stdout to stderr
  * (stdout carries data). Waits; returns its exit status (128+N for a signal). */
 int ss_checkpoint_run_hook(const char *cmd, const char *kind, const char *checkpoint,
     const char *dependency, const char *json);
+
+/* The filters of ss-checkpoint heartbeat and pulse: records from standard input to
+ * standard output, each with its event time, committed as they go; what the input's
+ * writer says of its partitions is told on to the reader of the output. SIGINT and
+ * SIGTERM stop them between records. They return the exit status (128+N after a
+ * signal) and exit on an error; onerror is closed by them. */
+struct ss_checkpoint_filter {
+	const char *ts; /* --ts: a record's event time (jq) */
+	enum ss_tsunit unit;
+	struct ss_checkpoint_parts parts;
+	struct ss_errpolicy onerror;
+};
+/* o with the defaults: --ts .timestamp, --ts-unit s, --idle of lib/stream/partwm.h,
+ * --on-error fail. */
+void ss_checkpoint_filter_init(struct ss_checkpoint_filter *o);
+int ss_checkpoint_run_heartbeat(const char *db_path, const char *checkpoint,
+    const char *dependency, struct ss_checkpoint_filter *o);
+/* Where pulse's events go: appended to file (NULL: standard error), and to the hooks
+ * (ss_checkpoint_run_hook; NULL: none). */
+struct ss_checkpoint_events {
+	const char *file, *on_downtime, *on_recovery;
+};
+/* deps: as for ss_checkpoint_pulse_open. */
+int ss_checkpoint_run_pulse(const char *db_path, const char *checkpoint,
+    const struct ss_checkpoint_dep *deps, int ndeps, struct ss_checkpoint_filter *o,
+    const struct ss_checkpoint_events *ev);
 #endif

@@ -16,7 +16,7 @@
  *     ended, or silent); unlike ss-asof's watermark it may go back.
  * Without a writer that tells, a partition is one heard from, and --partitions N makes
  * the stream wait (no marker decision) until N were heard from or --idle passed since
- * the start (the rule before partitions were told; cmd/ss-checkpoint.c says so on
+ * the start (the rule before partitions were told; checkpoint_filter.c says so on
  * standard error). The partitions and their memory are the struct ckparts' owner's. */
 #ifndef SS_CHECKPOINT_PARTS_H
 #define SS_CHECKPOINT_PARTS_H
