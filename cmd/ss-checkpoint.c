@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "checkpoint/checkpoint.h"
+#include "base/cli.h"
 #include "base/diag.h"
+#include "base/proc.h"
 #include "base/help.h"
 #include "base/sstime.h"
 #include "stream/ndjson.h"
@@ -44,32 +46,22 @@ static const struct ss_help_opt options[] = {
 static bool
 flow_option(int c, struct ss_checkpoint_filter *o)
 {
-	char *end;
-	long n;
-
 	switch (c) {
 	case 't':
 		o->ts = optarg;
 		return true;
 	case 'i':
-		if (!ss_duration_parse(optarg, &o->parts.idle) || o->parts.idle <= 0)
-			ss_diag_usage_error(usage, "--idle: not a positive duration: %s", optarg);
+		o->parts.idle = ss_cli_duration(usage, "--idle", optarg, true);
 		return true;
 	case 'P':
-		errno = 0;
-		n = strtol(optarg, &end, 10);
-		if (errno || end == optarg || *end || n < 0 || n > INT_MAX)
-			ss_diag_usage_error(usage, "--partitions: not a count: %s", optarg);
-		o->parts.expect = (int)n;
+		o->parts.expect = (int)ss_cli_count(usage, "--partitions", optarg, 0, INT_MAX);
 		return true;
 	case 'u':
-		if (!ss_tsunit_parse(optarg, &o->unit))
-			ss_diag_usage_error(usage, "--ts-unit: want s, ms, us or ns: %s", optarg);
+		o->unit = ss_cli_tsunit(usage, "--ts-unit", optarg);
 		return true;
 	case 'e':
 		if (!ss_errpolicy_parse(&o->onerror, optarg))
-			ss_diag_usage_error(usage, "--on-error: want fail, skip or dead-letter=FILE: %s",
-			    optarg);
+			ss_cli_bad_value(usage, "--on-error", optarg, "fail, skip or dead-letter=FILE");
 		return true;
 	case 'h':
 		ss_help(usage, options);
@@ -115,7 +107,8 @@ dep_parse(struct ss_checkpoint_dep *d, const char *arg)
 	if (eq) {
 		*eq = '\0';
 		if (!ss_duration_parse(eq + 1, &d->threshold) || d->threshold < 0)
-			ss_diag_usage_error(usage, "--dependency %s: not a duration: %s", name, eq + 1);
+			ss_cli_bad_value(usage, "--dependency", arg,
+			    "NAME or NAME=DURATION, a duration such as " SS_CLI_DURATIONS);
 	}
 	if (!*name)
 		ss_diag_usage_error(usage, "--dependency: empty name");
@@ -150,8 +143,7 @@ pulse_options(int argc, char **argv, struct pulse_opts *o)
 		switch (c) {
 		case 'd': dep_parse(&o->deps[o->ndeps++], optarg); break;
 		case 'T':
-			if (!ss_duration_parse(optarg, &threshold) || threshold < 0)
-				ss_diag_usage_error(usage, "--threshold: not a duration: %s", optarg);
+			threshold = ss_cli_duration(usage, "--threshold", optarg, false);
 			break;
 		case 'E': o->events.file = optarg; break;
 		case 'D': o->events.on_downtime = optarg; break;

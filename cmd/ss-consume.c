@@ -61,7 +61,7 @@ static const struct ss_help_opt options[] = {
 
 enum {
 	OPT_FROM = 256, OPT_UNTIL, OPT_OFFSETS_FROM, OPT_CHECKPOINT, OPT_KEY_FORMAT,
-	OPT_VALUE_FORMAT, OPT_TIMEOUT, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_END_FILE, OPT_LAG, OPT_OFFSETS_AT,
+	OPT_VALUE_FORMAT, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_END_FILE, OPT_LAG, OPT_OFFSETS_AT,
 	OPT_KEY_SCHEMA, OPT_VALUE_SCHEMA, OPT_SCHEMA_REGISTRY, OPT_ON_ERROR,
 };
 
@@ -86,7 +86,7 @@ static const struct option longopts[] = {
 	{"value-schema", required_argument, NULL, OPT_VALUE_SCHEMA},
 	{"schema-registry", required_argument, NULL, OPT_SCHEMA_REGISTRY},
 	{"on-error", required_argument, NULL, OPT_ON_ERROR},
-	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"timeout", required_argument, NULL, SS_KOPT_TIMEOUT},
 	{"progress", no_argument, NULL, OPT_PROGRESS},
 	{"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
 	{"list", no_argument, NULL, 'L'},
@@ -165,7 +165,7 @@ inspect(const struct ss_consume_opts *o, enum mode mode, int64_t at_ms, char **t
 int
 main(int argc, char **argv)
 {
-	static const char optstring[] = "b:G:p:o:ec:X:F:Lh" SS_KCAT_OPTS;
+	static const char optstring[] = "G:p:o:ec:Lh" SS_KOPTS_SHORT;
 	struct ss_consume_opts o;
 	enum mode mode = READ;
 	int64_t at_ms = 0;
@@ -175,15 +175,6 @@ main(int argc, char **argv)
 	ss_consume_opts_init(&o);
 	while ((ch = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'b':
-			ss_kopts_set_brokers(&o.k, optarg, usage);
-			break;
-		case 't':
-		case 'C':
-		case 'P':
-		case 'K':
-		case 'q':
-			ss_kcat_habit(usage, ch, ch == 't' || ch == 'K' ? optarg : NULL);
 		case 'G':
 			o.group = optarg;
 			break;
@@ -202,12 +193,6 @@ main(int argc, char **argv)
 			break;
 		case 'c':
 			o.count = ss_cli_count(usage, "-c", optarg, 0, INT64_MAX);
-			break;
-		case 'X':
-			ss_kopts_add_prop(&o.k, optarg, usage);
-			break;
-		case 'F':
-			ss_kopts_add_file(&o.k, optarg);
 			break;
 		case OPT_FROM:
 			o.from_set = true;
@@ -245,9 +230,6 @@ main(int argc, char **argv)
 			if (!ss_errpolicy_parse(&o.onerror, optarg))
 				ss_cli_bad_value(usage, "--on-error", optarg, "fail, skip or dead-letter=FILE");
 			break;
-		case OPT_TIMEOUT:
-			ss_kopts_set_timeout(&o.k, optarg, usage);
-			break;
 		case OPT_NO_PROGRESS:
 			o.progress = SS_PROGRESS_OFF;
 			break;
@@ -268,7 +250,8 @@ main(int argc, char **argv)
 			ss_help(usage, options);
 			return 0;
 		default:
-			ss_diag_bad_option(usage, argv, optstring, NULL);
+			if (!ss_kopts_getopt(&o.k, ch, optarg, usage))
+				ss_diag_bad_option(usage, argv, optstring, NULL);
 		}
 	}
 	ss_kopts_default_file(&o.k);

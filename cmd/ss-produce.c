@@ -8,7 +8,6 @@
 #include "base/diag.h"
 #include "base/proc.h"
 #include "base/help.h"
-#include "kafka/kcat.h"
 #include "kafka/produce.h"
 
 static const char usage[] =
@@ -46,7 +45,7 @@ static const struct ss_help_opt options[] = {
 
 enum {
 	OPT_KEY = 256, OPT_VALUE, OPT_HEADERS, OPT_PARTITION, OPT_TIMESTAMP, OPT_TS_UNIT,
-	OPT_ENVELOPE, OPT_RAW, OPT_DRY_RUN, OPT_ON_ERROR, OPT_TIMEOUT, OPT_ACKS,
+	OPT_ENVELOPE, OPT_RAW, OPT_DRY_RUN, OPT_ON_ERROR, OPT_ACKS,
 	OPT_KEY_FORMAT, OPT_VALUE_FORMAT, OPT_KEY_SCHEMA, OPT_VALUE_SCHEMA, OPT_SCHEMA_REGISTRY,
 };
 
@@ -62,7 +61,7 @@ static const struct option longopts[] = {
 	{"raw", no_argument, NULL, OPT_RAW},
 	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"on-error", required_argument, NULL, OPT_ON_ERROR},
-	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"timeout", required_argument, NULL, SS_KOPT_TIMEOUT},
 	{"acks", required_argument, NULL, OPT_ACKS},
 	{"key-format", required_argument, NULL, OPT_KEY_FORMAT},
 	{"value-format", required_argument, NULL, OPT_VALUE_FORMAT},
@@ -87,7 +86,7 @@ check_avro(bool avro, const char *schema, const char *registry, const char *what
 int
 main(int argc, char **argv)
 {
-	static const char optstring[] = "b:X:F:h" SS_KCAT_OPTS;
+	static const char optstring[] = "h" SS_KOPTS_SHORT;
 	struct ss_produce_opts o;
 	int ch;
 
@@ -95,21 +94,6 @@ main(int argc, char **argv)
 	ss_produce_opts_init(&o);
 	while ((ch = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'b':
-			ss_kopts_set_brokers(&o.k, optarg, usage);
-			break;
-		case 't':
-		case 'C':
-		case 'P':
-		case 'K':
-		case 'q':
-			ss_kcat_habit(usage, ch, ch == 't' || ch == 'K' ? optarg : NULL);
-		case 'X':
-			ss_kopts_add_prop(&o.k, optarg, usage);
-			break;
-		case 'F':
-			ss_kopts_add_file(&o.k, optarg);
-			break;
 		case OPT_KEY:
 			o.key = optarg;
 			break;
@@ -141,9 +125,6 @@ main(int argc, char **argv)
 			if (!ss_errpolicy_parse(&o.onerror, optarg))
 				ss_cli_bad_value(usage, "--on-error", optarg, "fail, skip or dead-letter=FILE");
 			break;
-		case OPT_TIMEOUT:
-			ss_kopts_set_timeout(&o.k, optarg, usage);
-			break;
 		case OPT_ACKS:
 			o.acks = optarg;
 			break;
@@ -167,7 +148,8 @@ main(int argc, char **argv)
 			ss_help(usage, options);
 			return 0;
 		default:
-			ss_diag_bad_option(usage, argv, optstring, NULL);
+			if (!ss_kopts_getopt(&o.k, ch, optarg, usage))
+				ss_diag_bad_option(usage, argv, optstring, NULL);
 		}
 	}
 	ss_kopts_default_file(&o.k);

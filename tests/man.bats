@@ -208,6 +208,11 @@ check() {
 	check ss-produce "ss-produce: --on-error x: expected fail, skip or dead-letter=FILE" --dry-run --on-error x t
 	check ss-produce "ss-produce: --timeout 1: expected a duration above zero, such as $d" --timeout 1 t
 	check ss-mock-broker "ss-mock-broker: --brokers 0: expected a whole number from 1 to 100" --brokers 0
+	check ss-checkpoint "ss-checkpoint: --idle 0: expected a duration above zero, such as $d" "$T/k.db" heartbeat a b --idle 0
+	check ss-checkpoint "ss-checkpoint: --partitions -2: expected a whole number from 0 to 2147483647" "$T/k.db" heartbeat a b --partitions -2
+	check ss-checkpoint "ss-checkpoint: --dependency w=5x: expected NAME or NAME=DURATION, a duration such as $d" "$T/k.db" pulse a --dependency w=5x
+	check ss-checkpoint "ss-checkpoint: --threshold x: expected a duration such as $d" "$T/k.db" pulse a --dependency w --threshold x
+	check ss-checkpoint "ss-checkpoint: --ts-unit q: expected s, ms, us or ns" "$T/k.db" heartbeat a b --ts-unit q
 }
 
 @test "make install puts the pages where man finds them (MANPATH)" {

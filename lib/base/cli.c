@@ -9,8 +9,6 @@
 
 #include "base/diag.h"
 
-#define DURATIONS "250ms, 90s, 10m, 1h, 7d"
-
 void
 ss_cli_bad_value(const char *usage, const char *opt, const char *arg, const char *what)
 {
@@ -24,7 +22,7 @@ ss_cli_duration(const char *usage, const char *opt, const char *arg, bool positi
 
 	if (!ss_duration_parse(arg, &ns) || ns < 0 || (positive && ns == 0))
 		ss_cli_bad_value(usage, opt, arg,
-		    positive ? "a duration above zero, such as " DURATIONS : "a duration such as " DURATIONS);
+		    positive ? "a duration above zero, such as " SS_CLI_DURATIONS : "a duration such as " SS_CLI_DURATIONS);
 	return ns;
 }
 

@@ -13,6 +13,9 @@
  * WHAT" (an empty value shows as ''). */
 noreturn void ss_cli_bad_value(const char *usage, const char *opt, const char *arg, const char *what);
 
+/* Examples of durations, for messages. */
+#define SS_CLI_DURATIONS "250ms, 90s, 10m, 1h, 7d"
+
 /* A duration ("250ms", "90s", "1h30m", "0"), in ns; above zero when positive is set. */
 int64_t ss_cli_duration(const char *usage, const char *opt, const char *arg, bool positive);
 

@@ -3,7 +3,7 @@
  * effect the file holds. Written in the same transaction as that effect, so a replay
  * after a crash skips exactly what was applied; ss-consume --offsets-from starts after
  * them. An ss-cache or ss-asof state (lib/db/store.c) and an ss-checkpoint state
- * (lib/checkpoint/checkpoint.c) hold one; the table is defined here only.
+ * (lib/checkpoint/) hold one; the table is defined here only.
  * The caller owns the connection and its transactions; an ss_offsets handle owns the
  * statements it prepares (ss_offsets_free), and borrows db and path. */
 #ifndef SS_OFFSETS_H

@@ -192,6 +192,23 @@ ss_kopts_set_timeout(struct ss_kopts *o, const char *arg, const char *usage)
 	o->timeout_ms = ns / 1000000 > 0 ? ns / 1000000 : 1;
 }
 
+bool
+ss_kopts_getopt(struct ss_kopts *o, int ch, const char *arg, const char *usage)
+{
+	switch (ch) {
+	case 'b': ss_kopts_set_brokers(o, arg, usage); return true;
+	case 'X': ss_kopts_add_prop(o, arg, usage); return true;
+	case 'F': ss_kopts_add_file(o, arg); return true;
+	case SS_KOPT_TIMEOUT: ss_kopts_set_timeout(o, arg, usage); return true;
+	case 't':
+	case 'C':
+	case 'P':
+	case 'K':
+	case 'q': ss_kcat_habit(usage, ch, ch == 't' || ch == 'K' ? arg : NULL);
+	default: return false;
+	}
+}
+
 void
 ss_kopts_set_brokers(struct ss_kopts *o, const char *arg, const char *usage)
 {

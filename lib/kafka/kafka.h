@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdnoreturn.h>
 #include "base/buf.h"
+#include "kafka/kcat.h"
 
 struct ss_kopts {
 	const char *brokers; /* -b, or NULL for $SS_BROKERS / localhost:9092 */
@@ -46,6 +47,14 @@ void ss_kopts_default_file(struct ss_kopts *o);
 bool ss_kafka_prop_secret(const char *prop);
 /* --timeout DURATION; usage error if not a positive duration. */
 void ss_kopts_set_timeout(struct ss_kopts *o, const char *arg, const char *usage);
+
+/* The options every Kafka tool takes, handled in one place: -b, -X, -F, --timeout (its
+ * long option returns SS_KOPT_TIMEOUT) and kcat's letters (answered with the ss way to
+ * say them, exit 2). getopt's list has SS_KOPTS_SHORT; a tool's switch hands what it
+ * does not know to ss_kopts_getopt, which is false when ch is none of these. */
+#define SS_KOPTS_SHORT "b:X:F:" SS_KCAT_OPTS
+enum { SS_KOPT_TIMEOUT = 0x1000 };
+bool ss_kopts_getopt(struct ss_kopts *o, int ch, const char *arg, const char *usage);
 const char *ss_kopts_brokers(const struct ss_kopts *o);
 
 /* A configuration: bootstrap servers, the given defaults (NULL-terminated pairs of
