@@ -443,7 +443,7 @@ const struct asof_right *asof_index_match(struct asof_index *ix, ss_asof *j, con
 void asof_index_match_batch(struct asof_index *ix, ss_asof *j, const struct asof_in *in, size_t n,
 			    struct asof_right (*buf)[2], const struct asof_right **out);
 void asof_index_free(struct asof_index *ix);
-/* Answer every held record from j->index (built in the middle of a merge). */
+/* Answer every held record from j->index (built in the middle of a merge): asof_held.c. */
 void asof_answer_held(ss_asof *j);
 
 /* asof_ahead.c: a regular file of a batch parsed ahead on a thread. Started on a reader
