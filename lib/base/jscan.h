@@ -2,7 +2,8 @@
  * Written by hand because libjq has no lazy mode: the fast tools in this field find a
  * field's raw bytes and splice records through unchanged instead of re-serializing.
  * All functions read [p, end) and never allocate, but ss_jscan_quote, which appends to
- * the caller's buf. */
+ * the caller's buf. Scanning and validating are in jscan.c; plain paths (ss_jpath_*) and
+ * ss_jscan_unescape in jpath.c. */
 #ifndef SS_JSCAN_H
 #define SS_JSCAN_H
 #include <stddef.h>

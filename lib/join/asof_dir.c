@@ -10,7 +10,7 @@
  * Here too is the router: the join's entry points (asof_left, asof_right, asof_tick ...)
  * go to the one join, or to the partition-joins; and the public handle of asof.h
  * (ss_asof_new, ss_asof_free, ss_asof_summary), which opens the one join or the
- * directory. The router calls the engine (asof.c), never the other way. */
+ * directory. The router calls the engine (asof.c, asof_held.c), never the other way. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -38,7 +38,7 @@ struct asof_key {
 	uint32_t enclen;
 	bool pruned; /* older history was dropped: lookups before hist[0] are unknown */
 	bool on_disk; /* older history is in the store only (evicted): every record older
-			 than hist[0] (asof.c evict) */
+			 than hist[0] (asof_match.c evict) */
 	struct asof_held *held;  /* this key's held/open left records */
 	char enc[];  /* the encoded key, in the same allocation: one cache miss less */
 };
@@ -197,7 +197,7 @@ struct ss_asof {
 	struct asof_state *spill; /* where held records overflow: st, or a temporary file */
 	size_t held_bytes, spill_limit;
 	size_t hist_bytes, hist_limit; /* right history in memory, and its bound */
-	struct asof_right near[2];     /* history read back from the store (asof.c) */
+	struct asof_right near[2];     /* history read back from the store (asof_match.c) */
 	uint64_t spilled;         /* held records on disk, not in memory */
 	struct asof_oq *oq;       /* --order left: one queue per left partition */
 	size_t noq, oqcap, oqlast;
@@ -222,6 +222,53 @@ static inline const ss_asof *
 asof_ctop(const ss_asof *j)
 {
 	return j->top ? j->top : j;
+}
+
+static inline int64_t
+asof_sat_add(int64_t a, int64_t b)
+{
+	if (b > 0 && a > INT64_MAX - b)
+		return INT64_MAX;
+	if (b < 0 && a < INT64_MIN - b)
+		return INT64_MIN;
+	return a + b;
+}
+
+static inline int64_t
+asof_min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* --order left: results in left input order per left partition (only defer reorders). */
+static inline bool
+asof_ordered(const ss_asof *j)
+{
+	return j->o.order_left && j->o.emit == SS_ASOF_DEFER;
+}
+
+/* A held record whose result waits for older ones of its left partition (--order left). */
+static inline bool
+asof_waiting(const ss_asof *j, const struct asof_held *h)
+{
+	return asof_ordered(j) && (h->revision & ASOF_DONE);
+}
+
+/* --emit revise keeps every left record whose answer is final (on disk), so that a right
+ * record that comes late can still correct it: the last revision is the exact answer. */
+static inline bool
+asof_keeps_closed(const ss_asof *j)
+{
+	return j->o.emit == SS_ASOF_REVISE && !j->batch;
+}
+
+/* Is the answer of a record with release point p final? The right watermark (j->wm:
+ * newest right event time minus --grace, the minimum over the right partitions,
+ * asof_wm.c) has passed it, or the right input ended. */
+static inline bool
+asof_final(const ss_asof *j, int64_t p)
+{
+	return j->right_eof || p < j->wm;
 }
 
 /* asof_hist.c: keys, right history, release heap. */
@@ -262,28 +309,13 @@ bool asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t 
 /* A left record is about to be answered: exit 1 if the right input had no record (every
  * answer would be null) unless --allow-empty-right. */
 void asof_check_right_empty(ss_asof *j);
-/* Marks of a result an approximation touched (chosen by a flag), and of what was said
- * once on stderr. */
-enum {
-	ASOF_MARK_EXPIRED = 1, /* --retain dropped its answer: "expired": true */
-	ASOF_MARK_EARLY = 2,   /* written before final (--emit eager, --max-delay): "final": false */
-	ASOF_MARK_LATE = 4,    /* (said only) a late right record */
-};
-/* Write {"left":raw,"right":r} (r NULL: null), with "revision" unless revision < 0, and
- * the marks (ASOF_MARK_*). */
-void asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r,
-	       int64_t revision, unsigned mark);
 /* One join's side of the router's entry points (asof_dir.c: asof_left ...). */
 void asof_join_left(ss_asof *j, const struct asof_in *in);
 void asof_join_right(ss_asof *j, const struct asof_in *in);
 void asof_join_right_end(ss_asof *j);
-void asof_join_tick(ss_asof *j);
-int asof_join_timeout(const ss_asof *j);
-bool asof_join_done(const ss_asof *j);
 bool asof_join_applied(ss_asof *j, const struct ss_envelope *env);
 /* Results out (output, late file, acks read), then this join's state committed. */
 void asof_join_idle(ss_asof *j);
-void asof_held_link(ss_asof *j, struct asof_held *h);
 /* The one join, or the top of a directory of them (ss_asof_new): compile the
  * expressions, open the late file, the acks file and --state. */
 ss_asof *asof_join_open(const struct ss_asof_opts *opts, ss_writer *out);
@@ -295,6 +327,74 @@ void asof_join_free(ss_asof *j);
 void asof_counters_add(struct asof_counters *sum, const struct asof_counters *c);
 /* The counters of this join alone, and the records it still holds. */
 void asof_join_totals(const ss_asof *j, struct asof_counters *c, size_t *held);
+
+/* asof_held.c: held left records (defer, revise, --order left), spilled and released.
+ * Called by asof.c and the router; calls down to asof_match.c and asof_emit.c. */
+void asof_join_tick(ss_asof *j);
+int asof_join_timeout(const ss_asof *j);
+bool asof_join_done(const ss_asof *j);
+void asof_held_link(ss_asof *j, struct asof_held *h);
+/* Hold a left record (k, in) with release point p and answer r so far. */
+void asof_hold(ss_asof *j, struct asof_key *k, const struct asof_in *in, int64_t p, const struct asof_right *r,
+	       int64_t revision);
+/* Keep a left record whose answer (revision, match) is final as it is now (revise). */
+void asof_close_now(ss_asof *j, struct asof_key *k, const struct asof_in *in, const struct asof_right *r,
+		    int64_t revision);
+/* --order left: does a new left record of this partition have to wait? */
+bool asof_oq_busy(ss_asof *j, const struct asof_in *in);
+/* A queue's spilled count, as a state file keeps it (asof_state_queues). */
+void asof_oq_loaded(ss_asof *j, int64_t match, uint64_t n);
+/* Write every held record whose answer is final (spilled ones read back). */
+void asof_release_final(ss_asof *j);
+
+/* asof_match.c: the right history beyond memory (its oldest part on disk) and the
+ * answers of left records from it. Calls down to asof_hist.c and asof_state.c only. */
+/* Where evicted history, spilled and closed records go: the state file, or a private
+ * temporary one. */
+struct asof_state *asof_spill_store(ss_asof *j);
+/* Could the history have lost the answer for time t? (left too far out of order) */
+bool asof_expired(const ss_asof *j, const struct asof_key *k, int64_t t);
+/* The latest record of k at or before t (strict: before), or the earliest at or after t
+ * (strict: after), wherever it is. */
+const struct asof_right *asof_history_backward(ss_asof *j, const struct asof_key *k, int64_t t, bool strict);
+const struct asof_right *asof_history_forward(ss_asof *j, const struct asof_key *k, int64_t t, bool strict);
+/* A right record into the history; NULL when one of the same key and time ranks higher. */
+const struct asof_right *asof_history_put(ss_asof *j, struct asof_key *k, const struct asof_in *in,
+					  uint64_t seq);
+/* After a record went into the history: keep memory bounded. */
+void asof_history_bound(ss_asof *j);
+/* The history a state file gave back counts against the memory bound too. */
+void asof_history_loaded(ss_asof *j);
+/* Keep history from the slower stream's position minus --retain, and whatever the held
+ * records of this key still need. */
+void asof_prune(ss_asof *j, struct asof_key *k);
+const struct asof_right *asof_best_match(ss_asof *j, const struct asof_key *k, int64_t t);
+/* The latest right event time that could still change the match of a left record at t
+ * in key k: once the watermark is past it, the answer is final. */
+int64_t asof_release_point(ss_asof *j, const struct asof_key *k, int64_t t);
+/* A right record at r can only lower a held record's release point. */
+int64_t asof_release_point_after(const ss_asof *j, const struct asof_held *h, int64_t r);
+
+/* asof_emit.c: results out (--select), the --late-file, and what is said once. */
+/* Marks of a result an approximation touched (chosen by a flag), and of what was said
+ * once on stderr. */
+enum {
+	ASOF_MARK_EXPIRED = 1, /* --retain dropped its answer: "expired": true */
+	ASOF_MARK_EARLY = 2,   /* written before final (--emit eager, --max-delay): "final": false */
+	ASOF_MARK_LATE = 4,    /* (said only) a late right record */
+};
+/* Write {"left":raw,"right":r} (r NULL: null), with "revision" unless revision < 0, and
+ * the marks (ASOF_MARK_*). */
+void asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r,
+	       int64_t revision, unsigned mark);
+/* An approximation chosen by a flag touched a result: counted, and said on stderr the
+ * first time. */
+void asof_approximated(ss_asof *j, unsigned mark, uint64_t line);
+/* A late right record, or an expired left one: to the --late-file. */
+void asof_to_late_file(ss_asof *j, const struct asof_in *in);
+/* A right record older than what its partition delivered: counted, to the --late-file;
+ * said once. */
+void asof_late(ss_asof *j, const struct asof_in *in);
 
 /* asof_dir.c: --state-dir, the router over partition-joins, and the public handle
  * (asof.h: ss_asof_new, ss_asof_free, ss_asof_summary), which calls down to the engine
@@ -343,7 +443,7 @@ const struct asof_right *asof_index_match(struct asof_index *ix, ss_asof *j, con
 void asof_index_match_batch(struct asof_index *ix, ss_asof *j, const struct asof_in *in, size_t n,
 			    struct asof_right (*buf)[2], const struct asof_right **out);
 void asof_index_free(struct asof_index *ix);
-/* Answer every held record from j->index (built in the middle of a merge). */
+/* Answer every held record from j->index (built in the middle of a merge): asof_held.c. */
 void asof_answer_held(ss_asof *j);
 
 /* asof_ahead.c: a regular file of a batch parsed ahead on a thread. Started on a reader

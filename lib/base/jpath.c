@@ -1,0 +1,344 @@
+/* Plain paths (ss_jpath_*) found in raw JSON, and string literals unescaped (see jscan.h). */
+#include "base/jscan.h"
+#include "base/jscan_impl.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct step {
+	char *key; /* NULL for an index */
+	size_t keylen;
+	long index;
+};
+
+struct ss_jpath {
+	int nsteps;
+	struct step steps[];
+};
+
+static bool
+is_ident(char c, bool first)
+{
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9');
+}
+
+/* Parse a quoted key with simple escapes only (\" and \\); NULL otherwise. */
+static const char *
+parse_quoted(const char *s, struct step *st)
+{
+	const char *q = s + 1;
+	char *out = malloc(strlen(s) + 1);
+	size_t n = 0;
+
+	if (out == NULL)
+		return NULL;
+	while (*q && *q != '"') {
+		if (*q == '\\') {
+			if (q[1] != '"' && q[1] != '\\')
+				break;
+			q++;
+		}
+		out[n++] = *q++;
+	}
+	if (*q != '"') {
+		free(out);
+		return NULL;
+	}
+	st->key = out;
+	st->keylen = n;
+	return q + 1;
+}
+
+void
+ss_jpath_free(struct ss_jpath *jp)
+{
+	for (int i = 0; i < jp->nsteps; i++)
+		free(jp->steps[i].key);
+	free(jp);
+}
+
+struct ss_jpath *
+ss_jpath_parse(const char *expr)
+{
+	size_t cap = strlen(expr) + 1;
+	struct ss_jpath *jp = calloc(1, sizeof *jp + cap * sizeof(struct step));
+	const char *s = expr;
+
+	if (jp == NULL)
+		return NULL;
+	while (*s == ' ')
+		s++;
+	/* jq reads invalid UTF-8 in a key as U+FFFD: leave such paths to jq */
+	if (*s != '.' || !ss_jscan_utf8(expr, expr + cap - 1))
+		goto no;
+	if (s[1] == '\0' || (s[1] == ' ' && s[strspn(s + 1, " ") + 1] == '\0'))
+		return jp; /* identity */
+	while (*s && *s != ' ') {
+		struct step *st = &jp->steps[jp->nsteps];
+		if (*s == '.' && is_ident(s[1], true)) {
+			const char *b = ++s;
+			while (is_ident(*s, false))
+				s++;
+			st->keylen = (size_t)(s - b);
+			st->key = strndup(b, st->keylen);
+			/* jq 1.6 lexes .e5 as a number (then fails): not a path for jq */
+			if ((*b == 'e' || *b == 'E') && st->keylen > 1 && strspn(b + 1, "0123456789") == st->keylen - 1)
+				goto no;
+		} else if (*s == '.' && s[1] == '"') {
+			if ((s = parse_quoted(s + 1, st)) == NULL)
+				goto no;
+		} else if (*s == '[' || (*s == '.' && s[1] == '[' && jp->nsteps == 0)) {
+			/* .[0] starts a path; jq 1.6 has no .a.[0] (libjq is compiled lazily for
+			 * plain paths, so jpath must refuse what jq would) */
+			s += *s == '.' ? 2 : 1;
+			if (*s == '"') {
+				if ((s = parse_quoted(s, st)) == NULL || *s != ']')
+					goto no;
+			} else {
+				char *e;
+				if (*s < '0' || *s > '9')
+					goto no;
+				st->index = strtol(s, &e, 10);
+				if (*e != ']' || st->index > 1000000000)
+					goto no;
+				s = e;
+			}
+			s++;
+		} else
+			goto no;
+		jp->nsteps++;
+	}
+	while (*s == ' ')
+		s++;
+	if (*s)
+		goto no;
+	return jp;
+no:
+	free(jp->steps[jp->nsteps].key); /* a step parsed but not counted */
+	ss_jpath_free(jp);
+	return NULL;
+}
+
+/* UTF-8 bytes of code point cp into out; returns their count. */
+static size_t
+utf8_put(unsigned long cp, char *out)
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xC0 | cp >> 6);
+		out[1] = (char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xE0 | cp >> 12);
+		out[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+		out[2] = (char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	out[0] = (char)(0xF0 | cp >> 18);
+	out[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+	out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+	out[3] = (char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
+/* Decode the \u escape at q (after the 'u') of a valid string, as jq does: a surrogate
+ * pair is one code point, a lone low surrogate U+FFFD. Advances *q. */
+static unsigned long
+unescape_u(const char **q, const char *end)
+{
+	const unsigned char *u = (const unsigned char *)*q;
+	unsigned long cp = (unsigned long)hex4(u, (const unsigned char *)end);
+
+	*q += 4;
+	if (cp >= 0xD800 && cp <= 0xDBFF) { /* jscan checked that the low half follows */
+		cp = 0x10000 + ((cp - 0xD800) << 10) + ((unsigned long)hex4(u + 6, (const unsigned char *)end) - 0xDC00);
+		*q += 6;
+	} else if (cp >= 0xDC00 && cp <= 0xDFFF)
+		cp = 0xFFFD;
+	return cp;
+}
+
+/* The bytes the escape at *q (after its backslash) of a valid string stands for, into
+ * c; returns their count (up to 4) and advances *q past the escape. */
+static size_t
+unescape_one(const char **q, const char *end, char c[4])
+{
+	switch (*(*q)++) {
+	case 'b': c[0] = '\b'; return 1;
+	case 'f': c[0] = '\f'; return 1;
+	case 'n': c[0] = '\n'; return 1;
+	case 'r': c[0] = '\r'; return 1;
+	case 't': c[0] = '\t'; return 1;
+	case 'u': return utf8_put(unescape_u(q, end), c);
+	default: c[0] = (*q)[-1]; return 1;
+	}
+}
+
+void
+ss_jscan_unescape(ss_buf *b, const char *p, const char *end)
+{
+	const char *q = p + 1, *e = end - 1, *run;
+	char c[4];
+
+	while (q < e) {
+		for (run = q; q < e && *q != '\\'; q++)
+			;
+		ss_buf_add(b, run, (size_t)(q - run));
+		if (q == e)
+			break;
+		q++;
+		ss_buf_add(b, c, unescape_one(&q, e, c));
+	}
+}
+
+/* Compare a raw JSON string literal [p,e) (quotes included) with key; handles escapes. */
+static bool
+key_equals(const char *p, const char *e, const char *key, size_t keylen)
+{
+	const char *q = p + 1, *end = e - 1;
+	size_t i = 0;
+
+	if (memchr(q, '\\', (size_t)(end - q)) == NULL)
+		return (size_t)(end - q) == keylen && memcmp(q, key, keylen) == 0;
+	while (q < end) {
+		char c[4];
+		size_t n = 1;
+		c[0] = *q++;
+		if (c[0] == '\\')
+			n = unescape_one(&q, end, c);
+		if (keylen - i < n || memcmp(key + i, c, n) != 0)
+			return false;
+		i += n;
+	}
+	return i == keylen;
+}
+
+/* Within the object at p, find the LAST member named key (jq keeps the last duplicate). */
+static bool
+find_member(const char *p, const char *end, const struct step *st, const char **vs, const char **ve)
+{
+	const char *why;
+	bool found = false;
+
+	/* the document is usually valid; where it is not (a quick look at a line before it
+	 * is validated), nothing is found and nothing past end is read */
+	p = ss_jscan_skip_ws(p + 1, end);
+	if (p >= end || *p != '"')
+		return false;
+	for (;;) {
+		const char *ks = p, *ke = scan_string(p, end, &why);
+		if (ke == NULL || (p = ss_jscan_skip_ws(ke, end)) >= end || *p != ':')
+			return false;
+		p = ss_jscan_skip_ws(p + 1, end);
+		const char *v = p;
+		if ((p = ss_jscan_value(p, end, &why)) == NULL)
+			return false;
+		if (key_equals(ks, ke, st->key, st->keylen)) {
+			*vs = v;
+			*ve = p;
+			found = true;
+		}
+		p = ss_jscan_skip_ws(p, end);
+		if (p < end && *p == '}')
+			return found;
+		if (p >= end || *p != ',' || (p = ss_jscan_skip_ws(p + 1, end)) >= end || *p != '"')
+			return false;
+	}
+}
+
+static bool
+find_element(const char *p, const char *end, long index, const char **vs, const char **ve)
+{
+	const char *why;
+
+	p = ss_jscan_skip_ws(p + 1, end);
+	if (p >= end || *p == ']')
+		return false;
+	for (long i = 0;; i++) {
+		const char *v = p;
+		if ((p = ss_jscan_value(p, end, &why)) == NULL)
+			return false;
+		if (i == index) {
+			*vs = v;
+			*ve = p;
+			return true;
+		}
+		p = ss_jscan_skip_ws(p, end);
+		if (p >= end || *p != ',')
+			return false;
+		p = ss_jscan_skip_ws(p + 1, end);
+	}
+}
+
+int
+ss_jpath_nsteps(const struct ss_jpath *path)
+{
+	return path->nsteps;
+}
+
+const char *
+ss_jpath_key(const struct ss_jpath *path, int i, size_t *len)
+{
+	*len = path->steps[i].keylen;
+	return path->steps[i].key;
+}
+
+bool
+ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,
+	      const char **vstart, const char **vend, bool *type_error)
+{
+	return ss_jpath_find_from(path, 0, p, end, vstart, vend, type_error);
+}
+
+bool
+ss_jpath_find_from(const struct ss_jpath *path, int from, const char *p, const char *end,
+		   const char **vstart, const char **vend, bool *type_error)
+{
+	const char *why;
+
+	*type_error = false;
+	p = ss_jscan_skip_ws(p, end);
+	const char *e = end; /* the document is valid: members are found before its end */
+	for (int i = from; i < path->nsteps; i++) {
+		const struct step *st = &path->steps[i];
+		if (p >= e || *p == 'n')
+			return false; /* null indexed by anything is null */
+		if (st->key && *p == '{') {
+			if (!find_member(p, e, st, &p, &e))
+				return false;
+		} else if (!st->key && *p == '[') {
+			if (!find_element(p, e, st->index, &p, &e))
+				return false;
+		} else {
+			*type_error = true;
+			return false;
+		}
+	}
+	if (from == path->nsteps && (e = ss_jscan_value(p, end, &why)) == NULL)
+		return *type_error = true, false;
+	*vstart = p;
+	*vend = e;
+	return true;
+}
+
+bool
+ss_jpath_find_in(const struct ss_jpath *path, const char *p, const char *end,
+		 const struct ss_jmember *m, size_t n, const char **vstart, const char **vend,
+		 bool *type_error)
+{
+	const struct step *st = &path->steps[0];
+
+	if (m == NULL || n == SIZE_MAX || path->nsteps == 0 || st->key == NULL)
+		return ss_jpath_find(path, p, end, vstart, vend, type_error);
+	*type_error = false;
+	for (size_t i = n; i-- > 0;) /* the last duplicate, as jq keeps it */
+		if (key_equals(m[i].key, m[i].keyend, st->key, st->keylen))
+			return ss_jpath_find_from(path, 1, m[i].value, m[i].valueend, vstart, vend, type_error);
+	return false;
+}
+

@@ -1,0 +1,171 @@
+/* The engine's output: results (spliced from raw bytes, or --select), the --late-file, the marks. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "join/asof_impl.h"
+#include "base/diag.h"
+#include "base/proj.h"
+
+static void
+write_selected(ss_asof *j, const ss_buf *b, uint64_t line)
+{
+	jq_start(j->select, jv_parse_sized(b->data, (int)b->len), 0);
+	for (;;) {
+		jv v = jq_next(j->select);
+		if (jv_is_valid(v)) {
+			jv s = jv_dump_string(v, 0);
+			asof_out(j, jv_string_value(s), (size_t)jv_string_length_bytes(jv_copy(s)));
+			jv_free(s);
+			continue;
+		}
+		if (jv_invalid_has_msg(jv_copy(v))) {
+			char msg[256], reason[320];
+			snprintf(reason, sizeof reason, "left: --select: %s", ss_expr_errmsg(v, msg, sizeof msg));
+			jv_free(v);
+			/* a partition-join's names are its top's, which the run sets */
+			ss_errpolicy_reject(j->o.onerror, asof_top(j)->lname, line, b->data, b->len, reason);
+			return;
+		}
+		jv_free(v);
+		return;
+	}
+}
+
+/* An approximation chosen by a flag touched a result: it is marked in the output,
+ * counted, and said on stderr the first time. */
+void
+asof_approximated(ss_asof *j, unsigned mark, uint64_t line)
+{
+	ss_asof *top = asof_top(j);
+
+	if (mark & ASOF_MARK_EXPIRED) {
+		j->n.expired++;
+		if (!(top->told & ASOF_MARK_EXPIRED))
+			ss_diag_warn("%s:%" PRIu64 ": a left record older than the right history kept (--retain): "
+				     "written with \"right\": null and \"expired\": true, and counted", top->lname, line);
+	}
+	if (mark & ASOF_MARK_EARLY) {
+		j->n.early++;
+		if (!(top->told & ASOF_MARK_EARLY))
+			ss_diag_warn("%s:%" PRIu64 ": a result written before the right stream passed its time (%s): "
+				     "marked \"final\": false, and counted", top->lname, line,
+				     j->o.emit == SS_ASOF_EAGER ? "--emit eager" : "--max-delay");
+	}
+	top->told |= mark;
+}
+
+/* The marks of a result, as JSON members. */
+static const char *
+mark_text(unsigned mark)
+{
+	return mark & ASOF_MARK_EXPIRED ? ",\"expired\":true" : mark & ASOF_MARK_EARLY ? ",\"final\":false" : "";
+}
+
+/* --select of proj.h's grammar, run on the parts of the result, which is never assembled;
+ * false when libjq is to say why it fails on them. */
+static bool
+emit_projected(ss_asof *j, const char *raw, size_t len, const struct asof_right *r, int64_t revision,
+	       unsigned mark)
+{
+	struct ss_proj_member m[4] = {{"left", raw, len}, {"right", r ? r->raw : "null", r ? r->len : 4}};
+	struct ss_proj_root root = {NULL, 0, m, 2};
+	char num[32];
+
+	if (revision >= 0)
+		m[root.nmembers++] = (struct ss_proj_member){"revision", num,
+			(size_t)snprintf(num, sizeof num, "%" PRId64, revision)};
+	if (mark & ASOF_MARK_EXPIRED)
+		m[root.nmembers++] = (struct ss_proj_member){"expired", "true", 4};
+	else if (mark & ASOF_MARK_EARLY)
+		m[root.nmembers++] = (struct ss_proj_member){"final", "false", 5};
+	ss_buf_reset(&j->obuf);
+	if (!ss_proj_eval(j->proj, &root, &j->obuf))
+		return false;
+	asof_out(j, j->obuf.data, j->obuf.len);
+	return true;
+}
+
+/* Write one result; revision < 0 outside revise mode; mark: ASOF_MARK_*. */
+void
+asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r, int64_t revision,
+	  unsigned mark)
+{
+	ss_buf *b = &j->obuf;
+	char num[32];
+
+	if (mark)
+		asof_approximated(j, mark, line);
+	if (r == NULL && j->o.inner)
+		return;
+	if (revision < 0 && j->revision0)
+		revision = 0;
+	j->n.emitted++;
+	j->n.matched += r != NULL;
+	if (j->select == NULL && asof_top(j)->acks == NULL) {
+		/* straight into the output buffer: no line to keep, nothing to reshape; a
+		 * reader of a killed process's output still gets whole lines */
+		const char *marks = mark_text(mark);
+		/* the whole line in one write(2): braces and names 19 bytes, the revision
+		 * member at most sizeof num */
+		ss_writer_reserve(j->out, len + (r ? r->len : 4) + 19 + sizeof num + strlen(marks));
+		ss_writer_write(j->out, "{\"left\":", 8);
+		ss_writer_write(j->out, raw, len);
+		ss_writer_write(j->out, ",\"right\":", 9);
+		if (r)
+			ss_writer_write(j->out, r->raw, r->len);
+		else
+			ss_writer_write(j->out, "null", 4);
+		if (revision >= 0)
+			ss_writer_write(j->out, num, (size_t)snprintf(num, sizeof num, ",\"revision\":%" PRId64, revision));
+		ss_writer_puts(j->out, marks);
+		ss_writer_write(j->out, "}\n", 2);
+		return;
+	}
+	if (j->proj && emit_projected(j, raw, len, r, revision, mark))
+		return;
+	ss_buf_reset(b);
+	ss_buf_add(b, "{\"left\":", 8);
+	ss_buf_add(b, raw, len);
+	ss_buf_add(b, ",\"right\":", 9);
+	if (r)
+		ss_buf_add(b, r->raw, r->len);
+	else
+		ss_buf_add(b, "null", 4);
+	if (revision >= 0)
+		ss_buf_add(b, num, (size_t)snprintf(num, sizeof num, ",\"revision\":%" PRId64, revision));
+	ss_buf_adds(b, mark_text(mark));
+	ss_buf_addc(b, '}');
+	if (j->select)
+		write_selected(j, b, line);
+	else
+		asof_out(j, b->data, b->len);
+}
+
+/* A late right record, or an expired left one: to the --late-file. */
+void
+asof_to_late_file(ss_asof *j, const struct asof_in *in)
+{
+	if (j->late) {
+		fwrite(in->raw, 1, in->len, j->late);
+		fputc('\n', j->late);
+	}
+}
+
+/* A right record older than what its partition delivered (or than the watermark the
+ * join released): not applied, counted, to the --late-file; said once. */
+void
+asof_late(ss_asof *j, const struct asof_in *in)
+{
+	ss_asof *top = asof_top(j);
+
+	j->n.late++;
+	asof_to_late_file(j, in);
+	if (top->told & ASOF_MARK_LATE)
+		return;
+	top->told |= ASOF_MARK_LATE;
+	ss_diag_warn("%s:%" PRIu64 ": a right record older than what its partition already delivered "
+		     "(--grace %gs): late, %s, and counted%s", top->rname, in->line, (double)j->o.grace / 1e9,
+		     asof_keeps_closed(j) ? "applied, every result it changes revised" : "not applied",
+		     j->late ? " (in the --late-file)" : "");
+}
+

@@ -1,0 +1,256 @@
+/* The right history beyond memory (its oldest part on disk) and the answers of left records from it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "join/asof_impl.h"
+#include "base/diag.h"
+
+/* Memory a right record in the history takes: its bytes, its entry, malloc's header. */
+#define HIST_COST(len) ((len) + sizeof(struct asof_right) + 16)
+
+/* Could the history have lost the answer for time t? (left too far out of order) */
+bool
+asof_expired(const ss_asof *j, const struct asof_key *k, int64_t t)
+{
+	if (!k->pruned)
+		return false;
+	int64_t first = k->hist[0].t;
+	return first > t || (first == t && j->o.strict && j->o.direction != SS_ASOF_FORWARD);
+}
+
+/* ---- right history: in memory, its oldest part on disk past the memory bound ---- */
+
+/* Where evicted history, spilled and closed left records go: the state file, or a private
+ * temporary one. */
+struct asof_state *
+asof_spill_store(ss_asof *j)
+{
+	if (j->spill == NULL)
+		j->spill = asof_state_open("");
+	return j->spill;
+}
+
+/* The latest record of k at or before t (strict: before), wherever it is. */
+const struct asof_right *
+asof_history_backward(ss_asof *j, const struct asof_key *k, int64_t t, bool strict)
+{
+	const struct asof_right *r = asof_hist_backward(k, t, strict);
+
+	if (r != NULL || !k->on_disk)
+		return r; /* what is on disk is older than anything in memory */
+	if (!asof_state_right_near(asof_spill_store(j), k, strict ? t - 1 : t, true, &j->near[0]))
+		return NULL;
+	return &j->near[0];
+}
+
+/* The earliest record of k at or after t (strict: after), wherever it is. */
+const struct asof_right *
+asof_history_forward(ss_asof *j, const struct asof_key *k, int64_t t, bool strict)
+{
+	const struct asof_right *r = asof_hist_forward(k, t, strict);
+
+	if (!k->on_disk || (r != NULL && r != &k->hist[0]))
+		return r;
+	if (!asof_state_right_near(asof_spill_store(j), k, strict ? t + 1 : t, false, &j->near[1]))
+		return r;
+	return r == NULL || j->near[1].t < r->t ? &j->near[1] : r;
+}
+
+static int
+cmp_time(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median time of the history in memory (a sample of it, when large). */
+static int64_t
+history_median(const ss_asof *j)
+{
+	enum { SAMPLE = 65536 };
+	size_t n = 0, total = 0, step;
+	int64_t *v = ss_xmalloc(SAMPLE * sizeof *v);
+
+	for (size_t i = 0; i < j->keys.cap; i++)
+		if (j->keys.slot[i].key != NULL)
+			total += j->keys.slot[i].key->n;
+	step = total / SAMPLE + 1;
+	for (size_t i = 0, seen = 0; i < j->keys.cap; i++) {
+		const struct asof_key *k = j->keys.slot[i].key;
+		for (size_t r = 0; k != NULL && r < k->n; r++, seen++)
+			if (seen % step == 0 && n < SAMPLE)
+				v[n++] = k->hist[r].t;
+	}
+	qsort(v, n, sizeof *v, cmp_time);
+	int64_t m = n ? v[n / 2] : INT64_MIN;
+	free(v);
+	return m;
+}
+
+/* Key k's records older than cutoff, but its newest such one, go to disk. */
+static size_t
+evict_key(ss_asof *j, struct asof_key *k, int64_t cutoff)
+{
+	size_t drop = 0, bytes = 0;
+
+	while (drop + 1 < k->n && k->hist[drop + 1].t < cutoff)
+		drop++;
+	for (size_t i = 0; i < drop; i++) {
+		if (j->st == NULL) /* the state file has every record already */
+			asof_state_right_put(asof_spill_store(j), k, &k->hist[i]);
+		bytes += HIST_COST(k->hist[i].len);
+		free(k->hist[i].raw);
+	}
+	if (drop > 0) {
+		memmove(k->hist, k->hist + drop, (k->n - drop) * sizeof *k->hist);
+		k->n -= drop;
+		k->on_disk = true;
+	}
+	return bytes;
+}
+
+/* Over the memory bound: the older half of the history goes to disk (the default keeps
+ * all of it, for the exact answer to a left record late by any amount). */
+static void
+evict(ss_asof *j)
+{
+	int64_t cutoff = history_median(j);
+	size_t freed = 0;
+
+	for (size_t i = 0; i < j->keys.cap; i++)
+		if (j->keys.slot[i].key != NULL)
+			freed += evict_key(j, j->keys.slot[i].key, cutoff);
+	j->hist_bytes = freed < j->hist_bytes ? j->hist_bytes - freed : 0;
+}
+
+/* A right record into the history; NULL when one of the same key and time ranks higher. */
+const struct asof_right *
+asof_history_put(ss_asof *j, struct asof_key *k, const struct asof_in *in, uint64_t seq)
+{
+	if (k->on_disk && k->n > 0 && in->t < k->hist[0].t) {
+		/* among the evicted: it goes where they are */
+		struct asof_right r = {.t = in->t, .seq = seq, .len = (uint32_t)in->len, .raw = (char *)in->raw};
+		asof_state_right_put(asof_spill_store(j), k, &r);
+		if (!asof_state_right_near(asof_spill_store(j), k, in->t, true, &j->near[0]) || j->near[0].seq != seq)
+			return NULL;
+		return &j->near[0];
+	}
+	char *raw = ss_xmalloc(in->len ? in->len : 1);
+	memcpy(raw, in->raw, in->len);
+	const struct asof_right *r = asof_hist_put(k, in->t, seq, raw, in->len);
+	if (r == NULL)
+		return NULL;
+	if (j->st)
+		asof_state_right_put(j->st, k, r);
+	j->hist_bytes += HIST_COST(in->len);
+	return r;
+}
+
+/* After a record went into the history: keep memory bounded. */
+void
+asof_history_bound(ss_asof *j)
+{
+	if (j->hist_bytes > j->hist_limit && j->o.retain < 0 && !j->batch)
+		evict(j);
+}
+
+/* The history a state file gave back counts against the memory bound too. */
+void
+asof_history_loaded(ss_asof *j)
+{
+	j->hist_bytes = 0;
+	for (size_t i = 0; i < j->keys.cap; i++) {
+		const struct asof_key *k = j->keys.slot[i].key;
+		for (size_t r = 0; k != NULL && r < k->n; r++)
+			j->hist_bytes += HIST_COST(k->hist[r].len);
+	}
+	asof_history_bound(j);
+}
+
+const struct asof_right *
+asof_best_match(ss_asof *j, const struct asof_key *k, int64_t t)
+{
+	const struct asof_right *b = NULL, *f = NULL;
+
+	if (j->o.direction != SS_ASOF_FORWARD)
+		b = asof_history_backward(j, k, t, j->o.strict);
+	if (j->o.direction != SS_ASOF_BACKWARD)
+		f = asof_history_forward(j, k, t, j->o.strict);
+	return asof_pick(j, t, b, f);
+}
+
+/* The latest right event time that could still change the match of a left record at t
+ * in key k: once the watermark is past it, the answer is final. */
+int64_t
+asof_release_point(ss_asof *j, const struct asof_key *k, int64_t t)
+{
+	if (j->o.direction == SS_ASOF_BACKWARD)
+		return j->o.strict ? t - 1 : t;
+	int64_t p = j->o.tolerance < 0 ? INT64_MAX : asof_sat_add(t, j->o.tolerance);
+	const struct asof_right *f = asof_history_forward(j, k, t, j->o.strict);
+	if (f)
+		p = asof_min64(p, f->t);
+	if (j->o.direction == SS_ASOF_NEAREST) {
+		const struct asof_right *b = asof_history_backward(j, k, t, j->o.strict);
+		if (b)
+			p = asof_min64(p, asof_sat_add(t, t - b->t));
+	}
+	return p;
+}
+
+/* A right record at r can only lower a held record's release point. */
+int64_t
+asof_release_point_after(const ss_asof *j, const struct asof_held *h, int64_t r)
+{
+	bool fwd = j->o.strict ? r > h->t : r >= h->t;
+	bool back = j->o.strict ? r < h->t : r <= h->t;
+
+	if (j->o.direction == SS_ASOF_FORWARD)
+		return fwd ? asof_min64(h->p, r) : h->p;
+	if (fwd)
+		return asof_min64(h->p, r);
+	if (back)
+		return asof_min64(h->p, asof_sat_add(h->t, h->t - r));
+	return h->p;
+}
+
+/* ---- pruning ---- */
+
+static void
+drop_from_state(const struct asof_key *k, const struct asof_right *r, void *arg)
+{
+	asof_state_right_del(arg, k, r);
+}
+
+/* Keep history from the slower stream's position minus --retain, and whatever the held
+ * records of this key still need. */
+void
+asof_prune(ss_asof *j, struct asof_key *k)
+{
+	/* by default all of it is kept: a left record may come late by any amount; a
+	 * merge of two ordered files knows it never does (asof_run.c) */
+	if (j->lw == ASOF_NONE || k->n < 2 || (j->o.retain < 0 && !j->batch))
+		return;
+	int64_t cutoff = asof_sat_add(asof_min64(j->lw, j->wm), j->o.retain < 0 ? 0 : -j->o.retain);
+	if (k->hist[1].t >= cutoff)
+		return;
+	if (j->o.direction == SS_ASOF_BACKWARD && !asof_ordered(j)) {
+		/* release points are the left times: the heap's top is the oldest held (not so
+		 * with --order left: a done record waiting is in no heap) */
+		if (j->heap.n > 0)
+			cutoff = asof_min64(cutoff, j->heap.v[0]->t);
+	} else {
+		for (const struct asof_held *h = k->held; h; h = h->knext)
+			cutoff = asof_min64(cutoff, h->t);
+	}
+	if (j->spilled > 0)
+		cutoff = asof_min64(cutoff, j->spill_min_t);
+	bool was_pruned = k->pruned;
+	asof_hist_prune(k, cutoff, j->st ? drop_from_state : NULL, j->st);
+	if (asof_keeps_closed(j))
+		asof_state_closed_prune(asof_spill_store(j), k, cutoff);
+	if (j->st && k->pruned && !was_pruned)
+		asof_state_pruned(j->st, k);
+}
+
