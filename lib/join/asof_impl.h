@@ -165,6 +165,7 @@ struct ss_asof {
 	unsigned told;     /* top: the ASOF_MARK_* said on stderr already */
 	bool right_empty;  /* top: the right input ended without a record, and none came before */
 	bool had_history;  /* top: the state holds right records of an earlier run */
+	bool right_seen;   /* top: a right record came in this run (any partition, late too) */
 	int left_failed;   /* top: the left input's writer failed with this exit status (-1: killed) */
 	int64_t idle_next; /* monotonic time the next partition turns idle */
 	int64_t started;   /* monotonic start time: unseen partitions are waited for --idle */

@@ -126,6 +126,18 @@ right_rule(const ss_asof *j, bool told)
 				       .heard_idles = j->o.right_partitions > 0, .unlisted_reads = true};
 }
 
+/* Has the right input had no record at all (this run or in the state), where that is
+ * an error? Then its writer's word that every partition ended releases nothing: the left
+ * records wait for the end of the input, which fails the run (asof_check_right_empty)
+ * rather than answering them with null first. */
+static bool
+right_none(const ss_asof *j)
+{
+	const ss_asof *top = asof_ctop(j);
+
+	return !top->right_seen && !top->had_history && !top->o.allow_empty_right;
+}
+
 /* The lowest newest right time over the partitions that can still deliver a record
  * that is not late; INT64_MAX when none can; ASOF_NONE when nothing is final yet.
  * Sets j->idle_next to when a partition turns idle. */
@@ -147,6 +159,8 @@ right_low(ss_asof *j, int64_t now)
 		return ASOF_NONE;
 	if (l.lo == INT64_MAX && l.idle_hi != ASOF_NONE)
 		return l.idle_hi; /* only idle ones: no further than they went */
+	if (l.lo == INT64_MAX && right_none(j))
+		return ASOF_NONE; /* every partition ended empty: the input's end says if that is an error */
 	return l.lo;
 }
 
@@ -180,6 +194,7 @@ asof_wm_right(ss_asof *j, const struct asof_in *in)
 {
 	int64_t *maxt = &j->maxr;
 
+	asof_top(j)->right_seen = true;
 	if (in->has_env) {
 		if (j->rparts.n == 0 && j->partition < 0) { /* the first: what are the others? */
 			ss_asof *top = asof_top(j);

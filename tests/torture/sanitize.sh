@@ -30,23 +30,27 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_retu
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reps/ubsan"
 # libjq 1.6 leaks the pending object key on a parse error inside an object (its bug)
 export LSAN_OPTIONS="suppressions=$ROOT/tests/fuzz/lsan.supp:print_suppressions=0"
-# The random topologies and random join inputs: a few seeds (the normal run has 10-12);
+# The random topologies, join inputs and downtime episodes: a few seeds (the normal run
+# has 10-30);
 # what ASan looks for is in the code paths, which a few seeds already take.
 export SS_TOPO_SEEDS=${SS_TOPO_SEEDS:-1 2}
 export SS_PROPERTY_SEEDS=${SS_PROPERTY_SEEDS:-3}
+export SS_CHECKPOINT_SEEDS=${SS_CHECKPOINT_SEEDS:-8}
 log=$(mktemp)
 t0=$(date +%s)
 # shellcheck disable=SC2086
 bats --timing $files >"$log" 2>&1
 total=$(grep -c '^ok \|^not ok ' "$log")
 failed=$(grep -c '^not ok ' "$log")
-reports=$(find "$reps" -type f -size +0 | wc -l)
+# (a report is a file with an ERROR or a runtime error; LSan also writes a file for a
+# warning such as "Unable to get registers from thread N", a thread that was exiting)
+reports=$(grep -l 'ERROR: \|runtime error:' -r "$reps" | wc -l)
 echo "sanitize: $total tests under ASan+UBSan, $failed failed, $reports sanitizer reports ($(($(date +%s) - t0)) s)"
 echo "sanitize: the slowest tests:"
 sed -n 's/^ok \(.*\) in \([0-9]*\)ms$/\2 \1/p' "$log" | sort -rn | head -8 | sed 's/^/  ms /'
 if [ "$failed" -gt 0 ] || [ "$reports" -gt 0 ]; then
 	grep -A30 '^not ok ' "$log" | head -120
-	find "$reps" -type f -size +0 -exec head -40 {} + | head -160
+	grep -l 'ERROR: \|runtime error:' -r "$reps" | xargs -r head -40 | head -160
 	fail=1
 fi
 rm -rf "$log" "$reps"
