@@ -31,8 +31,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reps/ubsan"
 # libjq 1.6 leaks the pending object key on a parse error inside an object (its bug)
 export LSAN_OPTIONS="suppressions=$ROOT/tests/fuzz/lsan.supp:print_suppressions=0"
 # The random topologies, join inputs and downtime episodes: a few seeds (the normal run
-# has 10-30);
-# what ASan looks for is in the code paths, which a few seeds already take.
+# has 10-30); what ASan looks for is in the code paths, which a few seeds already take.
 export SS_TOPO_SEEDS=${SS_TOPO_SEEDS:-1 2}
 export SS_PROPERTY_SEEDS=${SS_PROPERTY_SEEDS:-3}
 export SS_CHECKPOINT_SEEDS=${SS_CHECKPOINT_SEEDS:-8}
