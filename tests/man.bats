@@ -152,6 +152,25 @@ help_flags() {
 	done
 }
 
+@test "every option a tool accepts is on its page, and every option of its page is accepted" {
+	for m in "$ROOT"/man/ss-*.1; do
+		tool=$(basename "$m" .1)
+		"$BATS_TEST_DIRNAME/accepted-options.py" "$ROOT/cmd/$tool.c" >"$T/accepted"
+		grep -qx -- '-h' "$T/accepted" # the tables were found
+		for opt in $(cat "$T/accepted"); do
+			grep -q "Fl ${opt#-}\b" "$m" || { echo "$tool accepts $opt, its page does not say so" >&2; return 1; }
+		done
+		for opt in $(options_of "$m"); do
+			grep -qx -- "$opt" "$T/accepted" || { echo "$tool's page has $opt, the tool does not take it" >&2; return 1; }
+		done
+	done
+	# subcommands: each one's options are its own (ss-cache scan takes no --key)
+	run ss-cache "$T/c.db" scan --key .k
+	assert_failure 2
+	run ss-checkpoint "$T/k.db" status --ts .t
+	assert_failure 2
+}
+
 @test "misuse: the reason and the usage on stderr, exit 2, nothing on stdout" {
 	for m in "$ROOT"/man/ss-*.1; do
 		tool=$(basename "$m" .1)
