@@ -2,7 +2,6 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "kafka/consume.h"
@@ -13,7 +12,6 @@
 #include "base/help.h"
 #include "kafka/inspect.h"
 #include "kafka/kcat.h"
-#include "base/sstime.h"
 
 static const char usage[] =
     "usage: ss-consume [-e] [-b brokers] [-G group] [-p partitions] [-o offset] [-c count]\n"
@@ -96,47 +94,12 @@ static const struct option longopts[] = {
 	{NULL, 0, NULL, 0},
 };
 
-static int64_t
-time_ms(const char *opt, const char *arg)
-{
-	int64_t ns;
-
-	if (!ss_time_parse_arg(arg, &ns))
-		ss_diag_usage_error(usage, "%s %s: not a time", opt, arg);
-	return ns / 1000000;
-}
-
-static void
-checkpoint_arg(struct ss_consume_opts *o, const char *arg)
-{
-	char *colon = strrchr(arg, ':');
-
-	if (colon == NULL || colon == arg || colon[1] == '\0')
-		ss_diag_usage_error(usage, "--checkpoint %s: expected DB:NAME", arg);
-	o->checkpoint_db = ss_xstrdup(arg);
-	o->checkpoint_db[colon - arg] = '\0';
-	o->checkpoint_name = colon + 1;
-}
-
 static void
 set_mode(enum mode *mode, enum mode m)
 {
 	if (*mode != READ && *mode != m)
 		ss_diag_usage_error(usage, "-L, --lag and --offsets-at: one at a time");
 	*mode = m;
-}
-
-/* --key-format/--value-format avro: a schema file or the registry, one of them. */
-static void
-check_avro(enum ss_kfmt fmt, const char *schema, const char *registry, const char *what)
-{
-	if (fmt != SS_KFMT_AVRO && schema != NULL)
-		ss_diag_usage_error(usage, "--%s-schema needs --%s-format avro", what, what);
-	if (fmt == SS_KFMT_AVRO && schema == NULL && registry == NULL)
-		ss_diag_usage_error(usage, "--%s-format avro needs --%s-schema or --schema-registry", what, what);
-	if (fmt == SS_KFMT_AVRO && schema != NULL && registry != NULL)
-		ss_diag_usage_error(usage, "--%s-schema or --schema-registry, not both: records written for "
-					   "the registry carry their schema id", what);
 }
 
 /* -L, --lag, --offsets-at: options that only a read takes are usage errors. */
@@ -196,17 +159,18 @@ main(int argc, char **argv)
 			break;
 		case OPT_FROM:
 			o.from_set = true;
-			o.from_ms = time_ms("--from", optarg);
+			o.from_ms = ss_cli_time(usage, "--from", optarg) / 1000000;
 			break;
 		case OPT_UNTIL:
 			o.until_set = true;
-			o.until_ms = time_ms("--until", optarg);
+			o.until_ms = ss_cli_time(usage, "--until", optarg) / 1000000;
 			break;
 		case OPT_OFFSETS_FROM:
 			o.offsets_from = optarg;
 			break;
 		case OPT_CHECKPOINT:
-			checkpoint_arg(&o, optarg);
+			if (!ss_consume_parse_checkpoint(&o, optarg))
+				ss_cli_bad_value(usage, "--checkpoint", optarg, "DB:NAME");
 			break;
 		case OPT_END_FILE:
 			o.end_file = optarg;
@@ -244,7 +208,7 @@ main(int argc, char **argv)
 			break;
 		case OPT_OFFSETS_AT:
 			set_mode(&mode, OFFSETS_AT);
-			at_ms = time_ms("--offsets-at", optarg[0] == '@' ? optarg + 1 : optarg);
+			at_ms = ss_cli_time(usage, "--offsets-at", optarg[0] == '@' ? optarg + 1 : optarg) / 1000000;
 			break;
 		case 'h':
 			ss_help(usage, options);
@@ -262,16 +226,7 @@ main(int argc, char **argv)
 	}
 	if (optind == argc)
 		ss_diag_usage_error(usage, "no topic given");
-	check_avro(o.key_fmt, o.key_schema, o.registry, "key");
-	check_avro(o.value_fmt, o.value_schema, o.registry, "value");
-	if (o.registry != NULL && o.key_fmt != SS_KFMT_AVRO && o.value_fmt != SS_KFMT_AVRO)
-		ss_diag_usage_error(usage, "--schema-registry needs --key-format or --value-format avro");
-	if (o.group == NULL && o.start_given && o.start.offset == RD_KAFKA_OFFSET_STORED)
-		ss_diag_usage_error(usage, "-o stored needs a group (-G)");
-	if (o.group != NULL && (o.npartitions > 0 || o.npstarts > 0))
-		ss_diag_usage_error(usage, "-p and -o P:OFFSET assign partitions statically: not with -G");
-	if (o.end_file != NULL && !o.exit_at_end && o.count < 0 && !o.until_set)
-		ss_diag_usage_error(usage, "--end-file needs an end: -e, -c or --until");
+	ss_consume_opts_check(&o, usage);
 	o.topics = argv + optind;
 	o.ntopics = argc - optind;
 	int status = ss_consume_run(&o);

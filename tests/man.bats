@@ -223,6 +223,7 @@ check() {
 	check ss-consume "ss-consume: -c ten: expected a whole number, 0 or more" -b 127.0.0.1:1 -c ten t
 	check ss-consume "ss-consume: --timeout 0: expected a duration above zero, such as $d" -b 127.0.0.1:1 --timeout 0 t
 	check ss-consume "ss-consume: --value-format '': expected auto, json, string, base64 or avro" -b 127.0.0.1:1 --value-format '' t
+	check ss-consume "ss-consume: --from yesterday: expected a time such as 2023-01-01T10:00:00Z, 1672567200, now or -1h" -b 127.0.0.1:1 --from yesterday t
 	check ss-produce "ss-produce: --ts-unit x: expected s, ms, us or ns" --dry-run --ts-unit x t
 	check ss-produce "ss-produce: --on-error x: expected fail, skip or dead-letter=FILE" --dry-run --on-error x t
 	check ss-produce "ss-produce: --timeout 1: expected a duration above zero, such as $d" --timeout 1 t

@@ -78,3 +78,13 @@ ss_cli_tsunit(const char *usage, const char *opt, const char *arg)
 		ss_cli_bad_value(usage, opt, arg, "s, ms, us or ns");
 	return unit;
 }
+
+int64_t
+ss_cli_time(const char *usage, const char *opt, const char *arg)
+{
+	int64_t ns;
+
+	if (!ss_time_parse_arg(arg, &ns))
+		ss_cli_bad_value(usage, opt, arg, "a time such as 2023-01-01T10:00:00Z, 1672567200, now or -1h");
+	return ns;
+}

@@ -25,6 +25,9 @@ int64_t ss_cli_count(const char *usage, const char *opt, const char *arg, int64_
 /* The index of arg in names (a NULL-terminated list); otherwise "expected a, b or c". */
 int ss_cli_choice(const char *usage, const char *opt, const char *arg, const char *const *names);
 
+/* A point in time (ss_time_parse_arg: RFC 3339, seconds, "now", "-1h"), in ns. */
+int64_t ss_cli_time(const char *usage, const char *opt, const char *arg);
+
 /* --ts-unit: s, ms, us or ns. */
 enum ss_tsunit ss_cli_tsunit(const char *usage, const char *opt, const char *arg);
 #endif

@@ -1,4 +1,4 @@
-/* consume_opts: ss-consume's -o and -p, parsed into its options. */
+/* consume_opts: ss-consume's -o, -p and --checkpoint, and which options go together. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,4 +61,46 @@ ss_consume_parse_partitions(struct ss_consume_opts *o, const char *arg)
 		p = end + 1;
 	} while (*end == ',');
 	return *end == '\0';
+}
+
+bool
+ss_consume_parse_checkpoint(struct ss_consume_opts *o, const char *arg)
+{
+	const char *colon = strrchr(arg, ':');
+
+	if (colon == NULL || colon == arg || colon[1] == '\0')
+		return false;
+	free(o->checkpoint_db);
+	o->checkpoint_db = ss_xstrdup(arg);
+	o->checkpoint_db[colon - arg] = '\0';
+	o->checkpoint_name = colon + 1;
+	return true;
+}
+
+/* --key-format/--value-format avro: a schema file or the registry, one of them. */
+static void
+check_avro(const char *usage, enum ss_kfmt fmt, const char *schema, const char *registry, const char *what)
+{
+	if (fmt != SS_KFMT_AVRO && schema != NULL)
+		ss_diag_usage_error(usage, "--%s-schema needs --%s-format avro", what, what);
+	if (fmt == SS_KFMT_AVRO && schema == NULL && registry == NULL)
+		ss_diag_usage_error(usage, "--%s-format avro needs --%s-schema or --schema-registry", what, what);
+	if (fmt == SS_KFMT_AVRO && schema != NULL && registry != NULL)
+		ss_diag_usage_error(usage, "--%s-schema or --schema-registry, not both: records written for "
+					   "the registry carry their schema id", what);
+}
+
+void
+ss_consume_opts_check(const struct ss_consume_opts *o, const char *usage)
+{
+	check_avro(usage, o->key_fmt, o->key_schema, o->registry, "key");
+	check_avro(usage, o->value_fmt, o->value_schema, o->registry, "value");
+	if (o->registry != NULL && o->key_fmt != SS_KFMT_AVRO && o->value_fmt != SS_KFMT_AVRO)
+		ss_diag_usage_error(usage, "--schema-registry needs --key-format or --value-format avro");
+	if (o->group == NULL && o->start_given && o->start.offset == RD_KAFKA_OFFSET_STORED)
+		ss_diag_usage_error(usage, "-o stored needs a group (-G)");
+	if (o->group != NULL && (o->npartitions > 0 || o->npstarts > 0))
+		ss_diag_usage_error(usage, "-p and -o P:OFFSET assign partitions statically: not with -G");
+	if (o->end_file != NULL && !o->exit_at_end && o->count < 0 && !o->until_set)
+		ss_diag_usage_error(usage, "--end-file needs an end: -e, -c or --until");
 }
