@@ -101,6 +101,27 @@ as_other() {
 	[ "$(header "$T/a.db")" = '1936933185 1 ' ]  # "ssAA"
 }
 
+@test "a new state is marked in the transaction that makes it: a kill never leaves an ss-asof state that reads as a cache" {
+	# the left input a FIFO nobody writes: ss-asof has made its state and waits; killed
+	# there, the WAL keeps every transaction, and the first must already carry the mark
+	mkfifo "$T/never"
+	echo '{"t":0}' >"$T/r"
+	ss-asof --on .t --state "$T/a.db" "$T/never" "$T/r" >/dev/null 2>&1 &
+	local pid=$!
+	for _ in $(seq 100); do
+		[ "$(sqlite3 "$T/a.db" 'PRAGMA application_id' 2>/dev/null)" = "$(printf '%d' 0x7373414a)" ] && break
+		sleep 0.05
+	done
+	kill -9 "$pid"
+	wait "$pid" || true
+	run "$BATS_TEST_DIRNAME/wal-first-commit.py" "$T/a.db-wal"
+	assert_output "$(printf '%d' 0x7373414a) yes"
+	# and the killed state opens again as what it is
+	echo '{"t":1}' >"$T/l"
+	run ss-asof --on .t --state "$T/a.db" "$T/l" "$T/r"
+	assert_success
+}
+
 @test "the wrong kind of state file is named as what it is" {
 	cache_write "$T/c.db"
 	checkpoint_write "$T/cp.db"

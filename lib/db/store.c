@@ -97,14 +97,18 @@ has_object(ss_store *s, const char *type, const char *name)
 
 /* Create what is missing, new files in format 2; true when ss_kv has that layout. The
  * write lock only when ss_kv is missing (and looked for again under it: another writer
- * may have just made it). */
+ * may have just made it). A new file is marked with its kind in the same transaction:
+ * marked after it, a kill in between left ss_kv alone and unmarked, which reads as an
+ * ss-cache state, and an ss-asof state then refused to open (CI's crash suite). */
 static bool
-create_schema(ss_store *s)
+create_schema(ss_store *s, enum ss_state_kind kind)
 {
 	if (!has_object(s, "table", "ss_kv")) {
 		exec_sql(s, "BEGIN IMMEDIATE");
-		if (!has_object(s, "table", "ss_kv"))
+		if (!has_object(s, "table", "ss_kv")) {
 			exec_sql(s, schema_kv);
+			ss_statefile_mark(s->db, s->path, kind);
+		}
 		exec_sql(s, "COMMIT");
 	}
 	exec_sql(s, schema_t);
@@ -127,7 +131,7 @@ ss_store_open(const char *path, int flags, enum ss_state_kind kind)
 	if (!s->readonly) {
 		ss_statefile_wal(s->db, s->path);
 		exec_sql(s, "PRAGMA cache_size=-16384");
-		bool rowid = create_schema(s);
+		bool rowid = create_schema(s, kind);
 		if (kind == SS_STATE_CACHE)
 			ss_statefile_mark_version(s->db, path, kind, rowid ? 2 : 1);
 		else
