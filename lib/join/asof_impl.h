@@ -498,8 +498,26 @@ int asof_wm_timeout(const ss_asof *j);
 /* path "" opens a private temporary file (for spilling without --state). */
 struct asof_state *asof_state_open(const char *path);
 void asof_state_close(struct asof_state *st);
-/* Load right history, held records and watermarks into j. */
-void asof_state_load(struct asof_state *st, ss_asof *j);
+/* The load goes one way: the engine (asof.c) calls asof_state_load with these, and the
+ * state file hands each row back to j through them; asof_state.c calls up to no engine
+ * file and writes none of j's fields itself. */
+struct asof_restore {
+	/* a counter or time of asof_meta: maxr, lw, rseq, lid, wm */
+	void (*meta)(ss_asof *j, const char *name, int64_t v);
+	/* a topic-partition of the left or right input, with the newest time it delivered */
+	void (*part)(ss_asof *j, bool left, const char *topic, int32_t partition, int64_t maxt);
+	/* a right record of the key (keylen bytes) into the history, which takes raw
+	 * (malloc'd, len bytes) */
+	void (*history)(ss_asof *j, const void *key, size_t keylen, int64_t t, uint64_t seq, char *raw,
+			size_t len);
+	/* the key's history was pruned */
+	void (*pruned)(ss_asof *j, const void *key, size_t keylen);
+	/* the held records, all on disk now (spilled): how many, and the oldest time among them */
+	void (*held)(ss_asof *j, uint64_t spilled, int64_t min_t);
+};
+/* Hand right history, held records and watermarks back to j through to, in that order:
+ * meta, parts, history and pruned keys, held. */
+void asof_state_load(struct asof_state *st, ss_asof *j, const struct asof_restore *to);
 /* Has this enveloped record been applied already? */
 bool asof_state_seen(struct asof_state *st, const struct ss_envelope *env);
 void asof_state_applied(struct asof_state *st, const struct ss_envelope *env);
@@ -513,7 +531,10 @@ void asof_state_right_del(struct asof_state *st, const struct asof_key *k, const
 void asof_state_pruned(struct asof_state *st, const struct asof_key *k);
 void asof_state_held_put(struct asof_state *st, const struct asof_held *h, bool spilled);
 void asof_state_held_del(struct asof_state *st, const struct asof_held *h);
-void asof_state_meta(struct asof_state *st, const ss_asof *j);
+/* Counters and times (the names of struct asof_restore's meta), and a topic-partition's
+ * newest time, for the next load. */
+void asof_state_meta(struct asof_state *st, const char *name, int64_t v);
+void asof_state_part(struct asof_state *st, bool left, const char *topic, int32_t partition, int64_t maxt);
 /* Revision counter of an enveloped left record (revise replays), -1 if unknown. */
 int64_t asof_state_revision_get(struct asof_state *st, const struct ss_envelope *env);
 void asof_state_revision_set(struct asof_state *st, const struct ss_envelope *env, int64_t rev);

@@ -218,8 +218,8 @@ asof_state_held_del(struct asof_state *s, const struct asof_held *h)
 	write_step(s, st);
 }
 
-static void
-meta_put(struct asof_state *s, const char *name, int64_t v)
+void
+asof_state_meta(struct asof_state *s, const char *name, int64_t v)
 {
 	sqlite3_stmt *st = stmt(s, META_PUT);
 
@@ -228,30 +228,15 @@ meta_put(struct asof_state *s, const char *name, int64_t v)
 	write_step(s, st);
 }
 
-static void
-parts_put(struct asof_state *s, enum stmt which, const struct asof_parts *ps)
-{
-	for (size_t i = 0; i < ps->n; i++) {
-		if (ps->v[i].wm.maxt == ASOF_NONE)
-			continue;
-		sqlite3_stmt *st = stmt(s, which);
-		sqlite3_bind_text(st, 1, ps->v[i].topic, -1, SQLITE_STATIC);
-		sqlite3_bind_int(st, 2, ps->v[i].partition);
-		sqlite3_bind_int64(st, 3, ps->v[i].wm.maxt);
-		write_step(s, st);
-	}
-}
-
 void
-asof_state_meta(struct asof_state *s, const ss_asof *j)
+asof_state_part(struct asof_state *s, bool left, const char *topic, int32_t partition, int64_t maxt)
 {
-	meta_put(s, "maxr", j->maxr);
-	meta_put(s, "lw", j->lw_bare); /* the left partitions' times have their table */
-	meta_put(s, "rseq", (int64_t)j->rseq);
-	meta_put(s, "lid", (int64_t)j->lid);
-	meta_put(s, "wm", j->wm);
-	parts_put(s, PART_PUT, &j->rparts);
-	parts_put(s, LPART_PUT, &j->lparts);
+	sqlite3_stmt *st = stmt(s, left ? LPART_PUT : PART_PUT);
+
+	sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, partition);
+	sqlite3_bind_int64(st, 3, maxt);
+	write_step(s, st);
 }
 
 void
@@ -386,70 +371,53 @@ query(struct asof_state *s, const char *sql)
 }
 
 static void
-load_meta(struct asof_state *s, ss_asof *j)
+load_meta(struct asof_state *s, ss_asof *j, const struct asof_restore *to)
 {
 	sqlite3_stmt *st = query(s, "SELECT name, value FROM asof_meta");
 
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(st, 0);
-		int64_t v = sqlite3_column_int64(st, 1);
-		if (strcmp(name, "maxr") == 0)
-			j->maxr = v;
-		else if (strcmp(name, "lw") == 0)
-			j->lw_bare = v;
-		else if (strcmp(name, "rseq") == 0)
-			j->rseq = (uint64_t)v;
-		else if (strcmp(name, "lid") == 0)
-			j->lid = (uint64_t)v;
-		else if (strcmp(name, "wm") == 0)
-			j->wm = v;
-	}
+	while (sqlite3_step(st) == SQLITE_ROW)
+		to->meta(j, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1));
 	sqlite3_finalize(st);
 }
 
-/* Partitions restored count as just heard from: silent ones turn idle after --idle. */
 static void
-load_partitions(struct asof_state *s, const char *table, struct asof_parts *ps)
+load_partitions(struct asof_state *s, ss_asof *j, const struct asof_restore *to, bool left)
 {
-	char sql[128];
+	sqlite3_stmt *st = query(s, left ? "SELECT topic, partition, maxt FROM asof_left_partition"
+					 : "SELECT topic, partition, maxt FROM asof_partition");
 
-	snprintf(sql, sizeof sql, "SELECT topic, partition, maxt FROM %s", table);
-	sqlite3_stmt *st = query(s, sql);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *topic = (const char *)sqlite3_column_text(st, 0);
-		if (strlen(topic) >= sizeof ps->v->topic)
-			continue;
-		asof_part_get(ps, topic, sqlite3_column_int(st, 1))->wm.maxt = sqlite3_column_int64(st, 2);
-	}
+	while (sqlite3_step(st) == SQLITE_ROW)
+		to->part(j, left, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int(st, 1),
+			 sqlite3_column_int64(st, 2));
 	sqlite3_finalize(st);
 }
 
 static void
-load_right(struct asof_state *s, ss_asof *j)
+load_right(struct asof_state *s, ss_asof *j, const struct asof_restore *to)
 {
 	sqlite3_stmt *st = query(s, "SELECT key, t, seq, rec FROM asof_right ORDER BY key, t");
 
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const void *key = sqlite3_column_blob(st, 0);
-		struct asof_key *k = asof_key_get(&j->keys, key ? key : "", (size_t)sqlite3_column_bytes(st, 0));
 		size_t len = (size_t)sqlite3_column_bytes(st, 3);
 		char *raw = ss_xmalloc(len + 1);
 		memcpy(raw, sqlite3_column_text(st, 3), len);
-		asof_hist_put(k, sqlite3_column_int64(st, 1), (uint64_t)sqlite3_column_int64(st, 2), raw, len);
+		to->history(j, key ? key : "", (size_t)sqlite3_column_bytes(st, 0), sqlite3_column_int64(st, 1),
+			    (uint64_t)sqlite3_column_int64(st, 2), raw, len);
 	}
 	sqlite3_finalize(st);
 	/* a left record older than a pruned history is expired, not unmatched */
 	st = query(s, "SELECT key FROM asof_pruned");
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const void *key = sqlite3_column_blob(st, 0);
-		asof_key_get(&j->keys, key ? key : "", (size_t)sqlite3_column_bytes(st, 0))->pruned = true;
+		to->pruned(j, key ? key : "", (size_t)sqlite3_column_bytes(st, 0));
 	}
 	sqlite3_finalize(st);
 }
 
 /* Held records wait on disk (spilled) until there is room in memory for them. */
 static void
-load_held(struct asof_state *s, ss_asof *j)
+load_held(struct asof_state *s, ss_asof *j, const struct asof_restore *to)
 {
 	sqlite3_stmt *st = query(s, "UPDATE asof_held SET spilled = 1, since = ?1");
 
@@ -459,10 +427,8 @@ load_held(struct asof_state *s, ss_asof *j)
 	ss_statefile_done(st, s->path, "load");
 	sqlite3_finalize(st);
 	st = query(s, "SELECT count(*), min(t) FROM asof_held");
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		j->spilled = (uint64_t)sqlite3_column_int64(st, 0);
-		j->spill_min_t = sqlite3_column_int64(st, 1);
-	}
+	if (sqlite3_step(st) == SQLITE_ROW)
+		to->held(j, (uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
 	sqlite3_finalize(st);
 }
 
@@ -571,12 +537,11 @@ asof_state_outbox_each(struct asof_state *s, ss_asof *j, void (*fn)(ss_asof *, c
 }
 
 void
-asof_state_load(struct asof_state *s, ss_asof *j)
+asof_state_load(struct asof_state *s, ss_asof *j, const struct asof_restore *to)
 {
-	load_meta(s, j);
-	load_partitions(s, "asof_partition", &j->rparts);
-	load_partitions(s, "asof_left_partition", &j->lparts);
-	asof_lw_update(j);
-	load_right(s, j);
-	load_held(s, j);
+	load_meta(s, j, to);
+	load_partitions(s, j, to, false);
+	load_partitions(s, j, to, true);
+	load_right(s, j, to);
+	load_held(s, j, to);
 }
