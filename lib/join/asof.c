@@ -333,7 +333,15 @@ correct_late(ss_asof *j, const struct asof_in *in)
 	const struct asof_right *prev = asof_history_backward(j, k, in->t, true);
 	int64_t lo = prev ? prev->t : INT64_MIN;
 	const struct asof_right *next = asof_history_forward(j, k, in->t, true);
-	asof_state_closed_each(asof_spill_store(j), j, k, lo, next ? next->t : INT64_MAX, revise_closed);
+	struct asof_row *rows;
+	size_t n = asof_state_closed_get(asof_spill_store(j), k, lo, next ? next->t : INT64_MAX, &rows);
+	for (size_t i = 0; i < n; i++) {
+		struct asof_held *h = asof_held_from_row(j, k, &rows[i]);
+		free(rows[i].bytes);
+		revise_closed(j, h);
+		free(h);
+	}
+	free(rows);
 	asof_history_bound(j);
 }
 

@@ -136,6 +136,7 @@ struct asof_counters {
 };
 
 struct asof_state;
+struct asof_row;
 struct asof_dir;
 
 /* A join: with --state-dir, the top join only parses and routes records to one
@@ -345,6 +346,9 @@ void asof_close_now(ss_asof *j, struct asof_key *k, const struct asof_in *in, co
 bool asof_oq_busy(ss_asof *j, const struct asof_in *in);
 /* A queue's spilled count, as a state file keeps it (asof_state_queues). */
 void asof_oq_loaded(ss_asof *j, int64_t match, uint64_t n);
+/* A record of the engine's from a row of the state file (asof_state_unspill,
+ * asof_state_closed_get): of key k, or with k NULL, of the row's key. */
+struct asof_held *asof_held_from_row(ss_asof *j, struct asof_key *k, const struct asof_row *r);
 /* Write every held record whose answer is final (spilled ones read back). */
 void asof_release_final(ss_asof *j);
 
@@ -494,7 +498,9 @@ void asof_lw_update(ss_asof *j);
 bool asof_wm_right(ss_asof *j, const struct asof_in *in);
 int asof_wm_timeout(const ss_asof *j);
 
-/* asof_state.c: the --state file. */
+/* asof_state.c: the --state file. Called by the engine, it calls none of lib/join/'s
+ * files back: what it reads it hands over as values, rows (struct asof_row) or through
+ * the engine's callbacks (struct asof_restore), and it writes no field of a join. */
 /* path "" opens a private temporary file (for spilling without --state). */
 struct asof_state *asof_state_open(const char *path);
 void asof_state_close(struct asof_state *st);
@@ -539,12 +545,23 @@ void asof_state_part(struct asof_state *st, bool left, const char *topic, int32_
 int64_t asof_state_revision_get(struct asof_state *st, const struct ss_envelope *env);
 void asof_state_revision_set(struct asof_state *st, const struct ss_envelope *env, int64_t rev);
 void asof_state_commit(struct asof_state *st);
+/* A held or closed left record as the state file gives it back: plain values, and in
+ * bytes (malloc'd, the caller frees it) the key (keylen bytes), then the record (len
+ * bytes). The engine makes its records of them (asof_held_from_row). */
+struct asof_row {
+	uint64_t id, match, line;
+	int64_t t, p, since;
+	uint32_t revision;
+	size_t keylen, len;
+	char *bytes;
+};
 /* --emit revise: a left record whose answer is final, kept for a late right record to
- * correct (its row is its key, time and bytes); fn gets each of key k's kept records with
- * time in [lo, hi], and frees nothing; and the kept records older than cutoff dropped. */
+ * correct (its row is its key, time and bytes); key k's kept records with time in
+ * [lo, hi] into *rows (their number returned; id, p and since 0); and the kept records
+ * older than cutoff dropped. */
 void asof_state_closed_put(struct asof_state *st, const struct asof_held *h);
-void asof_state_closed_each(struct asof_state *st, ss_asof *j, struct asof_key *k, int64_t lo, int64_t hi,
-			    void (*fn)(ss_asof *, struct asof_held *));
+size_t asof_state_closed_get(struct asof_state *st, const struct asof_key *k, int64_t lo, int64_t hi,
+			     struct asof_row **rows);
 void asof_state_closed_prune(struct asof_state *st, const struct asof_key *k, int64_t cutoff);
 /* The outbox of --acks: put a result line (returns its row), drop rows up to row, and
  * call fn for each kept row in order. */
@@ -555,13 +572,16 @@ bool asof_state_keeps_results(const char *path);
 size_t asof_state_outbox_each(struct asof_state *st, ss_asof *j,
 			      void (*fn)(ss_asof *, const char *, size_t, int64_t));
 enum asof_unspill { ASOF_UNSPILL_P, ASOF_UNSPILL_SINCE };
-/* --order left: the spilled records of queue match (partition + 1) with id >= from, in id
- * order, with their arrival times; and at load, each queue's spilled count to fn. */
-size_t asof_state_unspill_queue(struct asof_state *st, ss_asof *j, int64_t match, int64_t from, size_t limit,
-				void (*fn)(ss_asof *, struct asof_held *));
+/* Take up to limit spilled records off the disk, into *rows (their number returned), with
+ * since now: by ASOF_UNSPILL_P, release point <= max, in release order; by
+ * ASOF_UNSPILL_SINCE, arrived at or before max. --order left: those of queue match
+ * (partition + 1) with id >= from, in id order, with their arrival times; and at load,
+ * each queue's spilled count to fn. */
+size_t asof_state_unspill_queue(struct asof_state *st, int64_t match, int64_t from, size_t limit,
+				struct asof_row **rows);
 void asof_state_queues(struct asof_state *st, ss_asof *j, void (*fn)(ss_asof *, int64_t match, uint64_t n));
-size_t asof_state_unspill(struct asof_state *st, ss_asof *j, enum asof_unspill by, int64_t max, size_t limit,
-			  void (*fn)(ss_asof *, struct asof_held *));
+size_t asof_state_unspill(struct asof_state *st, enum asof_unspill by, int64_t max, size_t limit,
+			  struct asof_row **rows);
 /* Oldest event time among spilled records, ASOF_NONE if none. */
 int64_t asof_state_spill_min(struct asof_state *st);
 #endif

@@ -1,7 +1,10 @@
 /* The --state file: the join's memory mirrored into SQLite (lib/db/store.c's file, with
  * tables of our own), written in the same batched transaction as the applied envelope
  * offsets, so a restart after kill -9 neither applies a right record twice nor loses a
- * held left record. Loaded back into memory at start: the retained history is small. */
+ * held left record. Loaded back into memory at start (the retained history is small),
+ * row by row through the callbacks the engine gives (struct asof_restore); spilled and
+ * closed records go back as plain rows (struct asof_row): this file calls up to no engine
+ * file, and writes no field of the join. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -263,38 +266,43 @@ asof_state_closed_prune(struct asof_state *s, const struct asof_key *k, int64_t 
 	write_step(s, st);
 }
 
-void
-asof_state_closed_each(struct asof_state *s, ss_asof *j, struct asof_key *k, int64_t lo, int64_t hi,
-		       void (*fn)(ss_asof *, struct asof_held *))
+/* A row's key and record into its bytes. */
+static void
+row_bytes(struct asof_row *r, const void *key, size_t keylen, const void *rec, size_t len)
+{
+	r->keylen = keylen;
+	r->len = len;
+	r->bytes = ss_xmalloc(keylen + len + 1);
+	if (keylen > 0)
+		memcpy(r->bytes, key, keylen);
+	if (len > 0)
+		memcpy(r->bytes + keylen, rec, len);
+}
+
+size_t
+asof_state_closed_get(struct asof_state *s, const struct asof_key *k, int64_t lo, int64_t hi,
+		      struct asof_row **rows)
 {
 	sqlite3_stmt *st = stmt(s, CLOSED_RANGE);
-	struct asof_held **taken = NULL;
+	struct asof_row *v = NULL;
 	size_t n = 0;
 
 	sqlite3_bind_blob(st, 1, k->enc, (int)k->enclen, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, lo);
 	sqlite3_bind_int64(st, 3, hi);
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		size_t len = (size_t)sqlite3_column_bytes(st, 1);
-		struct asof_held *h = ss_xmalloc(sizeof *h + len);
-		*h = (struct asof_held){
+		v = ss_xrealloc(v, (n + 1) * sizeof *v);
+		v[n] = (struct asof_row){
 			.t = sqlite3_column_int64(st, 0),
 			.match = (uint64_t)sqlite3_column_int64(st, 2),
 			.revision = (uint32_t)sqlite3_column_int64(st, 3),
 			.line = (uint64_t)sqlite3_column_int64(st, 4),
-			.key = k,
-			.len = len,
 		};
-		memcpy(h->raw, sqlite3_column_text(st, 1), len);
-		taken = ss_xrealloc(taken, (n + 1) * sizeof *taken);
-		taken[n++] = h;
+		row_bytes(&v[n++], k->enc, k->enclen, sqlite3_column_text(st, 1), (size_t)sqlite3_column_bytes(st, 1));
 	}
 	sqlite3_reset(st);
-	for (size_t i = 0; i < n; i++) {
-		fn(j, taken[i]);
-		free(taken[i]);
-	}
-	free(taken);
+	*rows = v;
+	return n;
 }
 
 int64_t
@@ -434,14 +442,14 @@ load_held(struct asof_state *s, ss_asof *j, const struct asof_restore *to)
 
 /* Take up to limit spilled records by the query which: UNSPILL_P, p <= max_p, in
  * release order; UNSPILL_SINCE, arrived at or before max_p; UNSPILL_ID, of queue match
- * with id >= max_p, in arrival order. fn gets each, and owns it. */
+ * with id >= max_p, in arrival order. Their rows are deleted before they are handed
+ * back: whoever gets them may spill them again. */
 static size_t
-unspill(struct asof_state *s, ss_asof *j, enum stmt which, int64_t max_p, int64_t match,
-	size_t limit, void (*fn)(ss_asof *, struct asof_held *))
+unspill(struct asof_state *s, enum stmt which, int64_t max_p, int64_t match, size_t limit, struct asof_row **rows)
 {
 	bool by_id = which == UNSPILL_ID;
 	sqlite3_stmt *st = stmt(s, which);
-	struct asof_held **taken = ss_xmalloc(limit * sizeof *taken);
+	struct asof_row *v = ss_xmalloc(limit * sizeof *v);
 	size_t n = 0;
 
 	sqlite3_bind_int64(st, 1, max_p);
@@ -449,46 +457,39 @@ unspill(struct asof_state *s, ss_asof *j, enum stmt which, int64_t max_p, int64_
 	if (by_id)
 		sqlite3_bind_int64(st, 3, match);
 	while (n < limit && sqlite3_step(st) == SQLITE_ROW) {
-		size_t len = (size_t)sqlite3_column_bytes(st, 7);
 		const void *key = sqlite3_column_blob(st, 1);
-		struct asof_held *h = ss_xmalloc(sizeof *h + len);
-		*h = (struct asof_held){
+		v[n] = (struct asof_row){
 			.id = (uint64_t)sqlite3_column_int64(st, 0),
-			.key = asof_key_get(&j->keys, key ? key : "", (size_t)sqlite3_column_bytes(st, 1)),
 			.t = sqlite3_column_int64(st, 2),
 			.p = sqlite3_column_int64(st, 3),
 			.match = (uint64_t)sqlite3_column_int64(st, 4),
 			.revision = (uint32_t)sqlite3_column_int64(st, 5),
 			.line = (uint64_t)sqlite3_column_int64(st, 6),
 			.since = by_id ? sqlite3_column_int64(st, 8) : ss_time_mono(),
-			.len = len,
 		};
-		memcpy(h->raw, sqlite3_column_text(st, 7), len);
-		taken[n++] = h;
+		row_bytes(&v[n++], key ? key : "", (size_t)sqlite3_column_bytes(st, 1), sqlite3_column_text(st, 7),
+			  (size_t)sqlite3_column_bytes(st, 7));
 	}
 	sqlite3_reset(st);
 	for (size_t i = 0; i < n; i++) {
-		asof_state_held_del(s, taken[i]);
-		j->spilled--;
+		sqlite3_stmt *del = stmt(s, HELD_DEL);
+		sqlite3_bind_int64(del, 1, (int64_t)v[i].id);
+		write_step(s, del);
 	}
-	for (size_t i = 0; i < n; i++)
-		fn(j, taken[i]);
-	free(taken);
+	*rows = v;
 	return n;
 }
 
 size_t
-asof_state_unspill(struct asof_state *s, ss_asof *j, enum asof_unspill by, int64_t max_p, size_t limit,
-		   void (*fn)(ss_asof *, struct asof_held *))
+asof_state_unspill(struct asof_state *s, enum asof_unspill by, int64_t max_p, size_t limit, struct asof_row **rows)
 {
-	return unspill(s, j, by == ASOF_UNSPILL_SINCE ? UNSPILL_SINCE : UNSPILL_P, max_p, 0, limit, fn);
+	return unspill(s, by == ASOF_UNSPILL_SINCE ? UNSPILL_SINCE : UNSPILL_P, max_p, 0, limit, rows);
 }
 
 size_t
-asof_state_unspill_queue(struct asof_state *s, ss_asof *j, int64_t match, int64_t from, size_t limit,
-			 void (*fn)(ss_asof *, struct asof_held *))
+asof_state_unspill_queue(struct asof_state *s, int64_t match, int64_t from, size_t limit, struct asof_row **rows)
 {
-	return unspill(s, j, UNSPILL_ID, from, match, limit, fn);
+	return unspill(s, UNSPILL_ID, from, match, limit, rows);
 }
 
 void
