@@ -91,11 +91,85 @@ join_alloc(const struct ss_asof_opts *opts, ss_writer *out)
 	return j;
 }
 
+/* ---- restore: the --state file's rows back into this join (asof_state_load hands
+ * them here; the state file writes no field of the join itself) ---- */
+
+static void
+restore_meta(ss_asof *j, const char *name, int64_t v)
+{
+	if (strcmp(name, "maxr") == 0)
+		j->maxr = v;
+	else if (strcmp(name, "lw") == 0)
+		j->lw_bare = v;
+	else if (strcmp(name, "rseq") == 0)
+		j->rseq = (uint64_t)v;
+	else if (strcmp(name, "lid") == 0)
+		j->lid = (uint64_t)v;
+	else if (strcmp(name, "wm") == 0)
+		j->wm = v;
+}
+
+/* Partitions restored count as just heard from: silent ones turn idle after --idle. */
+static void
+restore_part(ss_asof *j, bool left, const char *topic, int32_t partition, int64_t maxt)
+{
+	struct asof_parts *ps = left ? &j->lparts : &j->rparts;
+
+	if (strlen(topic) >= sizeof ps->v->topic)
+		return;
+	asof_part_get(ps, topic, partition)->wm.maxt = maxt;
+}
+
+static void
+restore_history(ss_asof *j, const void *key, size_t keylen, int64_t t, uint64_t seq, char *raw, size_t len)
+{
+	asof_hist_put(asof_key_get(&j->keys, key, keylen), t, seq, raw, len);
+}
+
+static void
+restore_pruned(ss_asof *j, const void *key, size_t keylen)
+{
+	asof_key_get(&j->keys, key, keylen)->pruned = true;
+}
+
+static void
+restore_held(ss_asof *j, uint64_t spilled, int64_t min_t)
+{
+	j->spilled = spilled;
+	j->spill_min_t = min_t;
+}
+
+static const struct asof_restore restore = {
+	.meta = restore_meta,
+	.part = restore_part,
+	.history = restore_history,
+	.pruned = restore_pruned,
+	.held = restore_held,
+};
+
+/* What a restart needs of this join, into the open batch of its state. */
+static void
+state_save(ss_asof *j)
+{
+	asof_state_meta(j->st, "maxr", j->maxr);
+	asof_state_meta(j->st, "lw", j->lw_bare); /* the left partitions' times have their table */
+	asof_state_meta(j->st, "rseq", (int64_t)j->rseq);
+	asof_state_meta(j->st, "lid", (int64_t)j->lid);
+	asof_state_meta(j->st, "wm", j->wm);
+	for (int left = 0; left < 2; left++) {
+		const struct asof_parts *ps = left ? &j->lparts : &j->rparts;
+		for (size_t i = 0; i < ps->n; i++)
+			if (ps->v[i].wm.maxt != ASOF_NONE)
+				asof_state_part(j->st, left, ps->v[i].topic, ps->v[i].partition, ps->v[i].wm.maxt);
+	}
+}
+
 static void
 state_open(ss_asof *j)
 {
 	j->st = j->spill = asof_state_open(j->o.state);
-	asof_state_load(j->st, j);
+	asof_state_load(j->st, j, &restore);
+	asof_lw_update(j);
 	if (asof_ordered(j) && j->spilled > 0)
 		asof_state_queues(j->st, j, asof_oq_loaded);
 	asof_history_loaded(j);
@@ -259,7 +333,15 @@ correct_late(ss_asof *j, const struct asof_in *in)
 	const struct asof_right *prev = asof_history_backward(j, k, in->t, true);
 	int64_t lo = prev ? prev->t : INT64_MIN;
 	const struct asof_right *next = asof_history_forward(j, k, in->t, true);
-	asof_state_closed_each(asof_spill_store(j), j, k, lo, next ? next->t : INT64_MAX, revise_closed);
+	struct asof_row *rows;
+	size_t n = asof_state_closed_get(asof_spill_store(j), k, lo, next ? next->t : INT64_MAX, &rows);
+	for (size_t i = 0; i < n; i++) {
+		struct asof_held *h = asof_held_from_row(j, k, &rows[i]);
+		free(rows[i].bytes);
+		revise_closed(j, h);
+		free(h);
+	}
+	free(rows);
 	asof_history_bound(j);
 }
 
@@ -420,7 +502,7 @@ asof_join_idle(ss_asof *j)
 		j->delivered = ss_acks_delivered(j->acks);
 	if (j->st) {
 		asof_outbox_trim(j);
-		asof_state_meta(j->st, j);
+		state_save(j);
 		asof_state_commit(j->st);
 		j->uncommitted = 0;
 	}

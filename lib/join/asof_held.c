@@ -290,6 +290,63 @@ emit_done(ss_asof *j, struct asof_held *h)
 		asof_emit(j, h->raw, h->len, h->line, asof_best_match(j, h->key, h->t), -1, mark);
 }
 
+struct asof_held *
+asof_held_from_row(ss_asof *j, struct asof_key *k, const struct asof_row *r)
+{
+	struct asof_held *h = ss_xmalloc(sizeof *h + r->len);
+
+	*h = (struct asof_held){
+		.id = r->id,
+		.key = k ? k : asof_key_get(&j->keys, r->bytes, r->keylen),
+		.t = r->t,
+		.p = r->p,
+		.match = r->match,
+		.revision = r->revision,
+		.line = r->line,
+		.since = r->since,
+		.len = r->len,
+	};
+	memcpy(h->raw, r->bytes + r->keylen, r->len);
+	return h;
+}
+
+/* Spilled records the state file gave back (off its disk already), each to fn, which
+ * owns it. */
+static size_t
+unspilled(ss_asof *j, struct asof_row *rows, size_t n, void (*fn)(ss_asof *, struct asof_held *))
+{
+	struct asof_held **taken = ss_xmalloc((n ? n : 1) * sizeof *taken);
+
+	for (size_t i = 0; i < n; i++) {
+		taken[i] = asof_held_from_row(j, NULL, &rows[i]);
+		free(rows[i].bytes);
+	}
+	free(rows);
+	j->spilled -= n;
+	for (size_t i = 0; i < n; i++)
+		fn(j, taken[i]);
+	free(taken);
+	return n;
+}
+
+static size_t
+unspill(ss_asof *j, enum asof_unspill by, int64_t max, void (*fn)(ss_asof *, struct asof_held *))
+{
+	struct asof_row *rows;
+	size_t n = asof_state_unspill(j->spill, by, max, UNSPILL_BATCH, &rows);
+
+	return unspilled(j, rows, n, fn);
+}
+
+static size_t
+unspill_queue(ss_asof *j, const struct asof_oq *q, void (*fn)(ss_asof *, struct asof_held *))
+{
+	struct asof_row *rows;
+	size_t n = asof_state_unspill_queue(j->spill, q->partition + 1, (int64_t)q->from, UNSPILL_BATCH, &rows);
+
+	return unspilled(j, rows, n, fn);
+}
+
 void
 asof_answer_held(ss_asof *j)
 {
@@ -303,7 +360,7 @@ asof_answer_held(ss_asof *j)
 		unhold(j, h);
 	}
 	while (j->spilled > 0 &&
-	       asof_state_unspill(j->spill, j, ASOF_UNSPILL_P, INT64_MAX, UNSPILL_BATCH, answer_spilled_from_index) > 0)
+	       unspill(j, ASOF_UNSPILL_P, INT64_MAX, answer_spilled_from_index) > 0)
 		;
 }
 
@@ -361,18 +418,16 @@ asof_release_final(ss_asof *j)
 			for (size_t i = 0; i < j->noq; i++) {
 				const struct asof_oq *q = &j->oq[i];
 				if (q->spilled > 0 && (q->first == NULL || j->held_bytes < j->spill_limit / 2))
-					n += asof_state_unspill_queue(j->spill, j, q->partition + 1, (int64_t)q->from,
-								      UNSPILL_BATCH, relink);
+					n += unspill_queue(j, q, relink);
 			}
 			if (n == 0)
 				break;
 			continue;
 		}
 		if (j->right_eof || wm != ASOF_NONE)
-			n += asof_state_unspill(j->spill, j, ASOF_UNSPILL_P, j->right_eof ? INT64_MAX : wm - 1,
-						UNSPILL_BATCH, release_spilled);
+			n += unspill(j, ASOF_UNSPILL_P, j->right_eof ? INT64_MAX : wm - 1, release_spilled);
 		if (j->held_bytes < j->spill_limit / 2)
-			n += asof_state_unspill(j->spill, j, ASOF_UNSPILL_P, INT64_MAX, UNSPILL_BATCH, relink);
+			n += unspill(j, ASOF_UNSPILL_P, INT64_MAX, relink);
 		if (n == 0)
 			break;
 	}
@@ -412,8 +467,7 @@ asof_join_tick(ss_asof *j)
 			break;
 	}
 	while (!asof_ordered(j) && j->spilled > 0 &&
-	       asof_state_unspill(j->spill, j, ASOF_UNSPILL_SINCE, now - j->o.max_delay, UNSPILL_BATCH,
-				  release_spilled_early) > 0)
+	       unspill(j, ASOF_UNSPILL_SINCE, now - j->o.max_delay, release_spilled_early) > 0)
 		;
 }
 

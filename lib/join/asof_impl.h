@@ -136,6 +136,7 @@ struct asof_counters {
 };
 
 struct asof_state;
+struct asof_row;
 struct asof_dir;
 
 /* A join: with --state-dir, the top join only parses and routes records to one
@@ -345,6 +346,9 @@ void asof_close_now(ss_asof *j, struct asof_key *k, const struct asof_in *in, co
 bool asof_oq_busy(ss_asof *j, const struct asof_in *in);
 /* A queue's spilled count, as a state file keeps it (asof_state_queues). */
 void asof_oq_loaded(ss_asof *j, int64_t match, uint64_t n);
+/* A record of the engine's from a row of the state file (asof_state_unspill,
+ * asof_state_closed_get): of key k, or with k NULL, of the row's key. */
+struct asof_held *asof_held_from_row(ss_asof *j, struct asof_key *k, const struct asof_row *r);
 /* Write every held record whose answer is final (spilled ones read back). */
 void asof_release_final(ss_asof *j);
 
@@ -494,12 +498,32 @@ void asof_lw_update(ss_asof *j);
 bool asof_wm_right(ss_asof *j, const struct asof_in *in);
 int asof_wm_timeout(const ss_asof *j);
 
-/* asof_state.c: the --state file. */
+/* asof_state.c: the --state file. Called by the engine, it calls none of lib/join/'s
+ * files back: what it reads it hands over as values, rows (struct asof_row) or through
+ * the engine's callbacks (struct asof_restore), and it writes no field of a join. */
 /* path "" opens a private temporary file (for spilling without --state). */
 struct asof_state *asof_state_open(const char *path);
 void asof_state_close(struct asof_state *st);
-/* Load right history, held records and watermarks into j. */
-void asof_state_load(struct asof_state *st, ss_asof *j);
+/* The load goes one way: the engine (asof.c) calls asof_state_load with these, and the
+ * state file hands each row back to j through them; asof_state.c calls up to no engine
+ * file and writes none of j's fields itself. */
+struct asof_restore {
+	/* a counter or time of asof_meta: maxr, lw, rseq, lid, wm */
+	void (*meta)(ss_asof *j, const char *name, int64_t v);
+	/* a topic-partition of the left or right input, with the newest time it delivered */
+	void (*part)(ss_asof *j, bool left, const char *topic, int32_t partition, int64_t maxt);
+	/* a right record of the key (keylen bytes) into the history, which takes raw
+	 * (malloc'd, len bytes) */
+	void (*history)(ss_asof *j, const void *key, size_t keylen, int64_t t, uint64_t seq, char *raw,
+			size_t len);
+	/* the key's history was pruned */
+	void (*pruned)(ss_asof *j, const void *key, size_t keylen);
+	/* the held records, all on disk now (spilled): how many, and the oldest time among them */
+	void (*held)(ss_asof *j, uint64_t spilled, int64_t min_t);
+};
+/* Hand right history, held records and watermarks back to j through to, in that order:
+ * meta, parts, history and pruned keys, held. */
+void asof_state_load(struct asof_state *st, ss_asof *j, const struct asof_restore *to);
 /* Has this enveloped record been applied already? */
 bool asof_state_seen(struct asof_state *st, const struct ss_envelope *env);
 void asof_state_applied(struct asof_state *st, const struct ss_envelope *env);
@@ -513,17 +537,31 @@ void asof_state_right_del(struct asof_state *st, const struct asof_key *k, const
 void asof_state_pruned(struct asof_state *st, const struct asof_key *k);
 void asof_state_held_put(struct asof_state *st, const struct asof_held *h, bool spilled);
 void asof_state_held_del(struct asof_state *st, const struct asof_held *h);
-void asof_state_meta(struct asof_state *st, const ss_asof *j);
+/* Counters and times (the names of struct asof_restore's meta), and a topic-partition's
+ * newest time, for the next load. */
+void asof_state_meta(struct asof_state *st, const char *name, int64_t v);
+void asof_state_part(struct asof_state *st, bool left, const char *topic, int32_t partition, int64_t maxt);
 /* Revision counter of an enveloped left record (revise replays), -1 if unknown. */
 int64_t asof_state_revision_get(struct asof_state *st, const struct ss_envelope *env);
 void asof_state_revision_set(struct asof_state *st, const struct ss_envelope *env, int64_t rev);
 void asof_state_commit(struct asof_state *st);
+/* A held or closed left record as the state file gives it back: plain values, and in
+ * bytes (malloc'd, the caller frees it) the key (keylen bytes), then the record (len
+ * bytes). The engine makes its records of them (asof_held_from_row). */
+struct asof_row {
+	uint64_t id, match, line;
+	int64_t t, p, since;
+	uint32_t revision;
+	size_t keylen, len;
+	char *bytes;
+};
 /* --emit revise: a left record whose answer is final, kept for a late right record to
- * correct (its row is its key, time and bytes); fn gets each of key k's kept records with
- * time in [lo, hi], and frees nothing; and the kept records older than cutoff dropped. */
+ * correct (its row is its key, time and bytes); key k's kept records with time in
+ * [lo, hi] into *rows (their number returned; id, p and since 0); and the kept records
+ * older than cutoff dropped. */
 void asof_state_closed_put(struct asof_state *st, const struct asof_held *h);
-void asof_state_closed_each(struct asof_state *st, ss_asof *j, struct asof_key *k, int64_t lo, int64_t hi,
-			    void (*fn)(ss_asof *, struct asof_held *));
+size_t asof_state_closed_get(struct asof_state *st, const struct asof_key *k, int64_t lo, int64_t hi,
+			     struct asof_row **rows);
 void asof_state_closed_prune(struct asof_state *st, const struct asof_key *k, int64_t cutoff);
 /* The outbox of --acks: put a result line (returns its row), drop rows up to row, and
  * call fn for each kept row in order. */
@@ -534,13 +572,16 @@ bool asof_state_keeps_results(const char *path);
 size_t asof_state_outbox_each(struct asof_state *st, ss_asof *j,
 			      void (*fn)(ss_asof *, const char *, size_t, int64_t));
 enum asof_unspill { ASOF_UNSPILL_P, ASOF_UNSPILL_SINCE };
-/* --order left: the spilled records of queue match (partition + 1) with id >= from, in id
- * order, with their arrival times; and at load, each queue's spilled count to fn. */
-size_t asof_state_unspill_queue(struct asof_state *st, ss_asof *j, int64_t match, int64_t from, size_t limit,
-				void (*fn)(ss_asof *, struct asof_held *));
+/* Take up to limit spilled records off the disk, into *rows (their number returned), with
+ * since now: by ASOF_UNSPILL_P, release point <= max, in release order; by
+ * ASOF_UNSPILL_SINCE, arrived at or before max. --order left: those of queue match
+ * (partition + 1) with id >= from, in id order, with their arrival times; and at load,
+ * each queue's spilled count to fn. */
+size_t asof_state_unspill_queue(struct asof_state *st, int64_t match, int64_t from, size_t limit,
+				struct asof_row **rows);
 void asof_state_queues(struct asof_state *st, ss_asof *j, void (*fn)(ss_asof *, int64_t match, uint64_t n));
-size_t asof_state_unspill(struct asof_state *st, ss_asof *j, enum asof_unspill by, int64_t max, size_t limit,
-			  void (*fn)(ss_asof *, struct asof_held *));
+size_t asof_state_unspill(struct asof_state *st, enum asof_unspill by, int64_t max, size_t limit,
+			  struct asof_row **rows);
 /* Oldest event time among spilled records, ASOF_NONE if none. */
 int64_t asof_state_spill_min(struct asof_state *st);
 #endif

@@ -1,7 +1,10 @@
 /* The --state file: the join's memory mirrored into SQLite (lib/db/store.c's file, with
  * tables of our own), written in the same batched transaction as the applied envelope
  * offsets, so a restart after kill -9 neither applies a right record twice nor loses a
- * held left record. Loaded back into memory at start: the retained history is small. */
+ * held left record. Loaded back into memory at start (the retained history is small),
+ * row by row through the callbacks the engine gives (struct asof_restore); spilled and
+ * closed records go back as plain rows (struct asof_row): this file calls up to no engine
+ * file, and writes no field of the join. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,8 +221,8 @@ asof_state_held_del(struct asof_state *s, const struct asof_held *h)
 	write_step(s, st);
 }
 
-static void
-meta_put(struct asof_state *s, const char *name, int64_t v)
+void
+asof_state_meta(struct asof_state *s, const char *name, int64_t v)
 {
 	sqlite3_stmt *st = stmt(s, META_PUT);
 
@@ -228,30 +231,15 @@ meta_put(struct asof_state *s, const char *name, int64_t v)
 	write_step(s, st);
 }
 
-static void
-parts_put(struct asof_state *s, enum stmt which, const struct asof_parts *ps)
-{
-	for (size_t i = 0; i < ps->n; i++) {
-		if (ps->v[i].wm.maxt == ASOF_NONE)
-			continue;
-		sqlite3_stmt *st = stmt(s, which);
-		sqlite3_bind_text(st, 1, ps->v[i].topic, -1, SQLITE_STATIC);
-		sqlite3_bind_int(st, 2, ps->v[i].partition);
-		sqlite3_bind_int64(st, 3, ps->v[i].wm.maxt);
-		write_step(s, st);
-	}
-}
-
 void
-asof_state_meta(struct asof_state *s, const ss_asof *j)
+asof_state_part(struct asof_state *s, bool left, const char *topic, int32_t partition, int64_t maxt)
 {
-	meta_put(s, "maxr", j->maxr);
-	meta_put(s, "lw", j->lw_bare); /* the left partitions' times have their table */
-	meta_put(s, "rseq", (int64_t)j->rseq);
-	meta_put(s, "lid", (int64_t)j->lid);
-	meta_put(s, "wm", j->wm);
-	parts_put(s, PART_PUT, &j->rparts);
-	parts_put(s, LPART_PUT, &j->lparts);
+	sqlite3_stmt *st = stmt(s, left ? LPART_PUT : PART_PUT);
+
+	sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, partition);
+	sqlite3_bind_int64(st, 3, maxt);
+	write_step(s, st);
 }
 
 void
@@ -278,38 +266,43 @@ asof_state_closed_prune(struct asof_state *s, const struct asof_key *k, int64_t 
 	write_step(s, st);
 }
 
-void
-asof_state_closed_each(struct asof_state *s, ss_asof *j, struct asof_key *k, int64_t lo, int64_t hi,
-		       void (*fn)(ss_asof *, struct asof_held *))
+/* A row's key and record into its bytes. */
+static void
+row_bytes(struct asof_row *r, const void *key, size_t keylen, const void *rec, size_t len)
+{
+	r->keylen = keylen;
+	r->len = len;
+	r->bytes = ss_xmalloc(keylen + len + 1);
+	if (keylen > 0)
+		memcpy(r->bytes, key, keylen);
+	if (len > 0)
+		memcpy(r->bytes + keylen, rec, len);
+}
+
+size_t
+asof_state_closed_get(struct asof_state *s, const struct asof_key *k, int64_t lo, int64_t hi,
+		      struct asof_row **rows)
 {
 	sqlite3_stmt *st = stmt(s, CLOSED_RANGE);
-	struct asof_held **taken = NULL;
+	struct asof_row *v = NULL;
 	size_t n = 0;
 
 	sqlite3_bind_blob(st, 1, k->enc, (int)k->enclen, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, lo);
 	sqlite3_bind_int64(st, 3, hi);
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		size_t len = (size_t)sqlite3_column_bytes(st, 1);
-		struct asof_held *h = ss_xmalloc(sizeof *h + len);
-		*h = (struct asof_held){
+		v = ss_xrealloc(v, (n + 1) * sizeof *v);
+		v[n] = (struct asof_row){
 			.t = sqlite3_column_int64(st, 0),
 			.match = (uint64_t)sqlite3_column_int64(st, 2),
 			.revision = (uint32_t)sqlite3_column_int64(st, 3),
 			.line = (uint64_t)sqlite3_column_int64(st, 4),
-			.key = k,
-			.len = len,
 		};
-		memcpy(h->raw, sqlite3_column_text(st, 1), len);
-		taken = ss_xrealloc(taken, (n + 1) * sizeof *taken);
-		taken[n++] = h;
+		row_bytes(&v[n++], k->enc, k->enclen, sqlite3_column_text(st, 1), (size_t)sqlite3_column_bytes(st, 1));
 	}
 	sqlite3_reset(st);
-	for (size_t i = 0; i < n; i++) {
-		fn(j, taken[i]);
-		free(taken[i]);
-	}
-	free(taken);
+	*rows = v;
+	return n;
 }
 
 int64_t
@@ -386,70 +379,53 @@ query(struct asof_state *s, const char *sql)
 }
 
 static void
-load_meta(struct asof_state *s, ss_asof *j)
+load_meta(struct asof_state *s, ss_asof *j, const struct asof_restore *to)
 {
 	sqlite3_stmt *st = query(s, "SELECT name, value FROM asof_meta");
 
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(st, 0);
-		int64_t v = sqlite3_column_int64(st, 1);
-		if (strcmp(name, "maxr") == 0)
-			j->maxr = v;
-		else if (strcmp(name, "lw") == 0)
-			j->lw_bare = v;
-		else if (strcmp(name, "rseq") == 0)
-			j->rseq = (uint64_t)v;
-		else if (strcmp(name, "lid") == 0)
-			j->lid = (uint64_t)v;
-		else if (strcmp(name, "wm") == 0)
-			j->wm = v;
-	}
+	while (sqlite3_step(st) == SQLITE_ROW)
+		to->meta(j, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1));
 	sqlite3_finalize(st);
 }
 
-/* Partitions restored count as just heard from: silent ones turn idle after --idle. */
 static void
-load_partitions(struct asof_state *s, const char *table, struct asof_parts *ps)
+load_partitions(struct asof_state *s, ss_asof *j, const struct asof_restore *to, bool left)
 {
-	char sql[128];
+	sqlite3_stmt *st = query(s, left ? "SELECT topic, partition, maxt FROM asof_left_partition"
+					 : "SELECT topic, partition, maxt FROM asof_partition");
 
-	snprintf(sql, sizeof sql, "SELECT topic, partition, maxt FROM %s", table);
-	sqlite3_stmt *st = query(s, sql);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *topic = (const char *)sqlite3_column_text(st, 0);
-		if (strlen(topic) >= sizeof ps->v->topic)
-			continue;
-		asof_part_get(ps, topic, sqlite3_column_int(st, 1))->wm.maxt = sqlite3_column_int64(st, 2);
-	}
+	while (sqlite3_step(st) == SQLITE_ROW)
+		to->part(j, left, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int(st, 1),
+			 sqlite3_column_int64(st, 2));
 	sqlite3_finalize(st);
 }
 
 static void
-load_right(struct asof_state *s, ss_asof *j)
+load_right(struct asof_state *s, ss_asof *j, const struct asof_restore *to)
 {
 	sqlite3_stmt *st = query(s, "SELECT key, t, seq, rec FROM asof_right ORDER BY key, t");
 
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const void *key = sqlite3_column_blob(st, 0);
-		struct asof_key *k = asof_key_get(&j->keys, key ? key : "", (size_t)sqlite3_column_bytes(st, 0));
 		size_t len = (size_t)sqlite3_column_bytes(st, 3);
 		char *raw = ss_xmalloc(len + 1);
 		memcpy(raw, sqlite3_column_text(st, 3), len);
-		asof_hist_put(k, sqlite3_column_int64(st, 1), (uint64_t)sqlite3_column_int64(st, 2), raw, len);
+		to->history(j, key ? key : "", (size_t)sqlite3_column_bytes(st, 0), sqlite3_column_int64(st, 1),
+			    (uint64_t)sqlite3_column_int64(st, 2), raw, len);
 	}
 	sqlite3_finalize(st);
 	/* a left record older than a pruned history is expired, not unmatched */
 	st = query(s, "SELECT key FROM asof_pruned");
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const void *key = sqlite3_column_blob(st, 0);
-		asof_key_get(&j->keys, key ? key : "", (size_t)sqlite3_column_bytes(st, 0))->pruned = true;
+		to->pruned(j, key ? key : "", (size_t)sqlite3_column_bytes(st, 0));
 	}
 	sqlite3_finalize(st);
 }
 
 /* Held records wait on disk (spilled) until there is room in memory for them. */
 static void
-load_held(struct asof_state *s, ss_asof *j)
+load_held(struct asof_state *s, ss_asof *j, const struct asof_restore *to)
 {
 	sqlite3_stmt *st = query(s, "UPDATE asof_held SET spilled = 1, since = ?1");
 
@@ -459,23 +435,21 @@ load_held(struct asof_state *s, ss_asof *j)
 	ss_statefile_done(st, s->path, "load");
 	sqlite3_finalize(st);
 	st = query(s, "SELECT count(*), min(t) FROM asof_held");
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		j->spilled = (uint64_t)sqlite3_column_int64(st, 0);
-		j->spill_min_t = sqlite3_column_int64(st, 1);
-	}
+	if (sqlite3_step(st) == SQLITE_ROW)
+		to->held(j, (uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
 	sqlite3_finalize(st);
 }
 
 /* Take up to limit spilled records by the query which: UNSPILL_P, p <= max_p, in
  * release order; UNSPILL_SINCE, arrived at or before max_p; UNSPILL_ID, of queue match
- * with id >= max_p, in arrival order. fn gets each, and owns it. */
+ * with id >= max_p, in arrival order. Their rows are deleted before they are handed
+ * back: whoever gets them may spill them again. */
 static size_t
-unspill(struct asof_state *s, ss_asof *j, enum stmt which, int64_t max_p, int64_t match,
-	size_t limit, void (*fn)(ss_asof *, struct asof_held *))
+unspill(struct asof_state *s, enum stmt which, int64_t max_p, int64_t match, size_t limit, struct asof_row **rows)
 {
 	bool by_id = which == UNSPILL_ID;
 	sqlite3_stmt *st = stmt(s, which);
-	struct asof_held **taken = ss_xmalloc(limit * sizeof *taken);
+	struct asof_row *v = ss_xmalloc(limit * sizeof *v);
 	size_t n = 0;
 
 	sqlite3_bind_int64(st, 1, max_p);
@@ -483,46 +457,39 @@ unspill(struct asof_state *s, ss_asof *j, enum stmt which, int64_t max_p, int64_
 	if (by_id)
 		sqlite3_bind_int64(st, 3, match);
 	while (n < limit && sqlite3_step(st) == SQLITE_ROW) {
-		size_t len = (size_t)sqlite3_column_bytes(st, 7);
 		const void *key = sqlite3_column_blob(st, 1);
-		struct asof_held *h = ss_xmalloc(sizeof *h + len);
-		*h = (struct asof_held){
+		v[n] = (struct asof_row){
 			.id = (uint64_t)sqlite3_column_int64(st, 0),
-			.key = asof_key_get(&j->keys, key ? key : "", (size_t)sqlite3_column_bytes(st, 1)),
 			.t = sqlite3_column_int64(st, 2),
 			.p = sqlite3_column_int64(st, 3),
 			.match = (uint64_t)sqlite3_column_int64(st, 4),
 			.revision = (uint32_t)sqlite3_column_int64(st, 5),
 			.line = (uint64_t)sqlite3_column_int64(st, 6),
 			.since = by_id ? sqlite3_column_int64(st, 8) : ss_time_mono(),
-			.len = len,
 		};
-		memcpy(h->raw, sqlite3_column_text(st, 7), len);
-		taken[n++] = h;
+		row_bytes(&v[n++], key ? key : "", (size_t)sqlite3_column_bytes(st, 1), sqlite3_column_text(st, 7),
+			  (size_t)sqlite3_column_bytes(st, 7));
 	}
 	sqlite3_reset(st);
 	for (size_t i = 0; i < n; i++) {
-		asof_state_held_del(s, taken[i]);
-		j->spilled--;
+		sqlite3_stmt *del = stmt(s, HELD_DEL);
+		sqlite3_bind_int64(del, 1, (int64_t)v[i].id);
+		write_step(s, del);
 	}
-	for (size_t i = 0; i < n; i++)
-		fn(j, taken[i]);
-	free(taken);
+	*rows = v;
 	return n;
 }
 
 size_t
-asof_state_unspill(struct asof_state *s, ss_asof *j, enum asof_unspill by, int64_t max_p, size_t limit,
-		   void (*fn)(ss_asof *, struct asof_held *))
+asof_state_unspill(struct asof_state *s, enum asof_unspill by, int64_t max_p, size_t limit, struct asof_row **rows)
 {
-	return unspill(s, j, by == ASOF_UNSPILL_SINCE ? UNSPILL_SINCE : UNSPILL_P, max_p, 0, limit, fn);
+	return unspill(s, by == ASOF_UNSPILL_SINCE ? UNSPILL_SINCE : UNSPILL_P, max_p, 0, limit, rows);
 }
 
 size_t
-asof_state_unspill_queue(struct asof_state *s, ss_asof *j, int64_t match, int64_t from, size_t limit,
-			 void (*fn)(ss_asof *, struct asof_held *))
+asof_state_unspill_queue(struct asof_state *s, int64_t match, int64_t from, size_t limit, struct asof_row **rows)
 {
-	return unspill(s, j, UNSPILL_ID, from, match, limit, fn);
+	return unspill(s, UNSPILL_ID, from, match, limit, rows);
 }
 
 void
@@ -571,12 +538,11 @@ asof_state_outbox_each(struct asof_state *s, ss_asof *j, void (*fn)(ss_asof *, c
 }
 
 void
-asof_state_load(struct asof_state *s, ss_asof *j)
+asof_state_load(struct asof_state *s, ss_asof *j, const struct asof_restore *to)
 {
-	load_meta(s, j);
-	load_partitions(s, "asof_partition", &j->rparts);
-	load_partitions(s, "asof_left_partition", &j->lparts);
-	asof_lw_update(j);
-	load_right(s, j);
-	load_held(s, j);
+	load_meta(s, j, to);
+	load_partitions(s, j, to, false);
+	load_partitions(s, j, to, true);
+	load_right(s, j, to);
+	load_held(s, j, to);
 }
