@@ -281,29 +281,61 @@ ck_named_text(sqlite3_stmt *st, const char *name, const char *s)
 	ck_text_bind(st, sqlite3_bind_parameter_index(st, name), s);
 }
 
-/* A dependency's heartbeat, of the partition rows its heartbeat wrote (see
- * checkpoint_parts.h): the lowest marker of those that hold it (column 4), else its
- * largest event time (column 1); unknown while it waits for partitions (column 6).
- * Status shares it, also on the files of earlier versions: without the state and
- * waiting columns (a partition holds while heard from within --idle), or without
- * partitions at all. */
-const char ck_sql_dep_heartbeat[] = "SELECT d.name, d.marker, d.since, d.down,"
-    " (SELECT min(p.marker) FROM ss_checkpoint_dependency_partition p"
-    " WHERE p.checkpoint = d.checkpoint AND p.name = d.name AND (p.state = 0 OR"
-    " (coalesce(p.state, 1) IN (1, 3) AND p.seen + p.idle > ?2))),"
-    " d.threshold, coalesce(d.waiting, 0) FROM ss_checkpoint_dependency d"
-    " WHERE d.checkpoint = ?1 ORDER BY d.name";
-const char ck_sql_dep_heartbeat_v2[] = "SELECT d.name, d.marker, d.since, d.down,"
-    " (SELECT min(p.marker) FROM ss_checkpoint_dependency_partition p"
-    " WHERE p.checkpoint = d.checkpoint AND p.name = d.name AND p.seen + p.idle > ?2),"
-    " d.threshold, 0 FROM ss_checkpoint_dependency d WHERE d.checkpoint = ?1 ORDER BY d.name";
-const char ck_sql_dep_heartbeat_v1[] = "SELECT d.name, d.marker, d.since, d.down,"
-    " NULL, d.threshold, 0 FROM ss_checkpoint_dependency d WHERE d.checkpoint = ?1"
-    " ORDER BY d.name";
+/* ---- the rows of partitions another process wrote, as partwm reads them ---- */
 
-int
-ck_dep_heartbeat_column(sqlite3_stmt *st)
+void
+ck_row_read(sqlite3_stmt *st, int col, struct ck_row *r)
 {
-	return sqlite3_column_type(st, 4) != SQLITE_NULL ? 4 :
-	    sqlite3_column_type(st, 1) != SQLITE_NULL ? 1 : -1;
+	bool timed = sqlite3_column_type(st, col + 1) != SQLITE_NULL &&
+	    sqlite3_column_type(st, col + 2) != SQLITE_NULL;
+
+	r->wm = (struct ss_partwm_part){ .maxt = sqlite3_column_type(st, col) == SQLITE_NULL ?
+	    SS_PARTWM_NONE : sqlite3_column_int64(st, col), .pos = -1, .feed_last = -1,
+	    .feed = -1 };
+	/* without seen or idle it never turns idle (as SQL's NULL comparison had it) */
+	r->wm.seen = timed ? sqlite3_column_int64(st, col + 1) : 0;
+	r->state = ck_column_state(st, col + 3);
+	/* a value no version writes holds nothing, as the SQL before read it */
+	if (r->state < SS_PARTWM_HEARD || r->state > SS_PARTWM_REVOKED)
+		r->state = SS_PARTWM_DONE;
+	r->rule = ckparts_rule(timed ? sqlite3_column_int64(st, col + 2) : INT64_MAX,
+	    r->state != SS_PARTWM_HEARD);
+}
+
+/* The dependencies' rows (name, marker, since, down, threshold, waiting) and their
+ * partitions' (marker, seen, idle, state), also of the files of earlier versions:
+ * without the state and waiting columns (a partition heard from holds while heard
+ * from within --idle), or without partitions at all. */
+const char ck_sql_deps[] = "SELECT name, marker, since, down, threshold,"
+    " coalesce(waiting, 0) FROM ss_checkpoint_dependency WHERE checkpoint = ?1 ORDER BY name";
+const char ck_sql_deps_v1[] = "SELECT name, marker, since, down, threshold, 0"
+    " FROM ss_checkpoint_dependency WHERE checkpoint = ?1 ORDER BY name";
+const char ck_sql_dep_parts[] = "SELECT marker, seen, idle, state FROM"
+    " ss_checkpoint_dependency_partition WHERE checkpoint = ?1 AND name = ?2";
+const char ck_sql_dep_parts_v2[] = "SELECT marker, seen, idle, NULL FROM"
+    " ss_checkpoint_dependency_partition WHERE checkpoint = ?1 AND name = ?2";
+
+/* The heartbeat's partitions' rows are folded here, not in the heartbeat: they turn
+ * idle by the clock, also while it writes nothing. */
+bool
+ck_dep_heartbeat(sqlite3_stmt *dep, sqlite3_stmt *parts, int64_t now, int64_t *hb)
+{
+	struct ss_partwm_low l = SS_PARTWM_LOW_INIT;
+	struct ck_row r;
+
+	if (parts) {
+		sqlite3_bind_text(parts, 2, (const char *)sqlite3_column_text(dep, 0), -1,
+		    SQLITE_TRANSIENT);
+		while (ss_statefile_step(parts, NULL, "read partitions") == SQLITE_ROW) {
+			ck_row_read(parts, 0, &r);
+			ss_partwm_low_add_state(&l, &r.rule, &r.wm, r.state, now);
+		}
+		sqlite3_reset(parts);
+	}
+	/* none holds it (or a heartbeat without envelopes): its largest event time */
+	if (l.held > 0)
+		*hb = l.lo;
+	else if (sqlite3_column_type(dep, 1) != SQLITE_NULL)
+		*hb = sqlite3_column_int64(dep, 1);
+	return l.held > 0 || sqlite3_column_type(dep, 1) != SQLITE_NULL;
 }

@@ -46,7 +46,23 @@ void ck_parts_write(struct ckparts *s, struct ss_offsets *offsets, sqlite3_stmt 
     bool need_marker);
 int ck_column_state(sqlite3_stmt *st, int col);
 
-/* The dependencies' heartbeats, for pulse and status: as the file's version has them. */
-extern const char ck_sql_dep_heartbeat[], ck_sql_dep_heartbeat_v2[], ck_sql_dep_heartbeat_v1[];
-int ck_dep_heartbeat_column(sqlite3_stmt *st);
+/* A partition row a heartbeat or pulse wrote, as lib/stream/partwm.h reads it: from
+ * column col on, its marker, seen (wall clock), idle and state; the rule is the
+ * checkpoint's (ckparts_rule) with the row's --idle. */
+struct ck_row {
+	struct ss_partwm_part wm;
+	struct ss_partwm_rule rule;
+	enum ss_partwm_state state;
+};
+void ck_row_read(sqlite3_stmt *st, int col, struct ck_row *r);
+
+/* The dependencies' heartbeats, for pulse and status, as the file's version has them:
+ * the dependencies' rows (ck_sql_deps: with the waiting column and partitions with
+ * states; else ck_sql_deps_v1) and their partitions' (ck_sql_dep_parts, or _v2 without
+ * states), ?1 the checkpoint. */
+extern const char ck_sql_deps[], ck_sql_deps_v1[], ck_sql_dep_parts[], ck_sql_dep_parts_v2[];
+/* The heartbeat of the dependency in the row dep into *hb, as of now (wall clock): the
+ * lowest marker of its partitions (rows of parts, NULL for a file without) that hold
+ * it (checkpoint_parts.h), else its largest event time; false when it sent none. */
+bool ck_dep_heartbeat(sqlite3_stmt *dep, sqlite3_stmt *parts, int64_t now, int64_t *hb);
 #endif

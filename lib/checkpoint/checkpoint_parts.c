@@ -101,12 +101,17 @@ ckparts_feed(struct ckparts *s, const struct ss_feed_part *parts, size_t n)
 	s->told = n > 0;
 }
 
-/* How a checkpoint reads its partitions' states (see checkpoint_parts.h). */
+struct ss_partwm_rule
+ckparts_rule(int64_t idle, bool told)
+{
+	return (struct ss_partwm_rule){ .idle = idle, .told = told, .heard_idles = true,
+	    .revoked_idles = true };
+}
+
 static struct ss_partwm_rule
 stream_rule(const struct ckparts *s)
 {
-	return (struct ss_partwm_rule){ .idle = s->idle, .told = s->told, .heard_idles = true,
-	    .revoked_idles = true };
+	return ckparts_rule(s->idle, s->told);
 }
 
 enum ss_partwm_state

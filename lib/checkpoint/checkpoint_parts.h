@@ -2,7 +2,7 @@
  * dependency's, pulse: the dependent stream's), kept in memory between commits, and the
  * stream's marker of theirs: the rule of lib/stream/partwm.h (the lowest newest time over the
  * partitions that hold it, every one the writer lists counting, also one that has
- * delivered nothing yet), read as a checkpoint reads it (stream_rule):
+ * delivered nothing yet), read as a checkpoint reads it (ckparts_rule):
  *   - the partitions come from the input's writer (lib/stream/feed.h), or from a regular file
  *     read beforehand; one the writer does not list is heard from if read in this run,
  *     else done (known from the state file only: holds nothing);
@@ -59,6 +59,9 @@ struct ckpart *ckparts_get(struct ckparts *s, const char *topic, int32_t partiti
 void ckparts_note(struct ckparts *s, const struct ss_envelope *env, int64_t ts, int64_t now);
 /* What the writer says now (n == 0: it says nothing, or there is none). */
 void ckparts_feed(struct ckparts *s, const struct ss_feed_part *parts, size_t n);
+/* How a checkpoint reads its partitions' states (see above): for those in memory, and
+ * for the rows a heartbeat wrote (each with the --idle it was written with). */
+struct ss_partwm_rule ckparts_rule(int64_t idle, bool told);
 enum ss_partwm_state ckpart_state(const struct ckparts *s, const struct ckpart *p);
 /* The stream's marker into *lo: false when it is unknown (a partition that holds it has
  * delivered nothing, or there is nothing at all). top: the largest event time of the

@@ -37,7 +37,7 @@ struct ss_checkpoint_pulse {
 	struct ckparts ps;
 	ss_checkpoint_event_fn *on_event;
 	void *arg;
-	sqlite3_stmt *st_marker, *st_since, *st_ckoff, *st_heartbeats;
+	sqlite3_stmt *st_marker, *st_since, *st_ckoff, *st_heartbeats, *st_dep_parts;
 	struct ss_offsets offsets;
 };
 
@@ -84,19 +84,17 @@ static void
 deps_read(ss_checkpoint_pulse *p, bool load)
 {
 	sqlite3_stmt *st = p->st_heartbeats;
-	int rc, col;
+	int64_t now = ss_time_now();
+	int rc;
 
-	sqlite3_bind_int64(st, 2, ss_time_now());
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct pdep *d = dep_find(p, (const char *)sqlite3_column_text(st, 0));
 
 		if (!d)
 			continue;
-		if ((col = ck_dep_heartbeat_column(st)) != -1) {
-			d->marker = sqlite3_column_int64(st, col);
+		if (ck_dep_heartbeat(st, p->st_dep_parts, now, &d->marker))
 			d->heard = true;
-		}
-		d->waiting = sqlite3_column_int(st, 6) > 0;
+		d->waiting = sqlite3_column_int(st, 5) > 0;
 		if (load && sqlite3_column_type(st, 2) != SQLITE_NULL) {
 			d->since = sqlite3_column_int64(st, 2);
 			d->counted = true;
@@ -415,12 +413,14 @@ ss_checkpoint_pulse_open(const char *db_path, const char *checkpoint,
 	    "excluded.marker, marker), seen = excluded.seen, idle = excluded.idle,"
 	    " state = excluded.state");
 	ss_offsets_init(&p->offsets, p->db, NULL);
-	p->st_heartbeats = ck_prep(p->db, ck_sql_dep_heartbeat);
+	p->st_heartbeats = ck_prep(p->db, ck_sql_deps);
+	p->st_dep_parts = ck_prep(p->db, ck_sql_dep_parts);
 	ck_text_bind(p->st_marker, 1, p->checkpoint);
 	ck_text_bind(p->st_since, 1, p->checkpoint);
 	ck_named_text(p->st_ckoff, ":checkpoint", p->checkpoint);
 	ck_bind_named(p->st_ckoff, ":idle", parts->idle);
 	ck_text_bind(p->st_heartbeats, 1, p->checkpoint);
+	ck_text_bind(p->st_dep_parts, 1, p->checkpoint);
 	pulse_register(p);
 	pulse_load(p);
 	events_deliver(p);
@@ -592,6 +592,7 @@ ss_checkpoint_pulse_close(ss_checkpoint_pulse *p)
 	sqlite3_finalize(p->st_ckoff);
 	ss_offsets_free(&p->offsets);
 	sqlite3_finalize(p->st_heartbeats);
+	sqlite3_finalize(p->st_dep_parts);
 	sqlite3_close(p->db);
 	for (i = 0; i < p->ndeps; i++)
 		free(p->deps[i].name);

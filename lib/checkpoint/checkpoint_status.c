@@ -35,20 +35,21 @@ parts_jv(sqlite3 *db, const char *sql, const char *checkpoint, const char *depen
 {
 	sqlite3_stmt *st = ck_prep(db, sql);
 	jv a = jv_array();
+	struct ck_row r;
 	int rc;
 
 	ck_text_bind(st, 1, checkpoint);
 	if (dependency)
 		ck_text_bind(st, 2, dependency);
-	sqlite3_bind_int64(st, 3, now);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		jv o = ck_set(jv_object(), "topic",
 		    jv_string((const char *)sqlite3_column_text(st, 0)));
 
+		ck_row_read(st, 2, &r);
 		o = ck_set(o, "partition", jv_number(sqlite3_column_int(st, 1)));
 		o = ck_set(o, "marker", ck_column_time_jv(st, 2));
 		o = ck_set(o, "seen", ck_column_time_jv(st, 3));
-		o = ck_set(o, "idle", jv_bool(sqlite3_column_int(st, 4)));
+		o = ck_set(o, "idle", jv_bool(ss_partwm_idle(&r.rule, &r.wm, r.state, now)));
 		a = jv_array_append(a, ck_set(o, "state", part_state_jv(st, 5)));
 	}
 	if (rc != SQLITE_DONE)
@@ -57,15 +58,13 @@ parts_jv(sqlite3 *db, const char *sql, const char *checkpoint, const char *depen
 	return a;
 }
 
-/* The partition rows of table; states: it has the state column. A partition is idle
- * when silent for --idle and its state lets it turn idle (checkpoint_parts.h). */
+/* The partition rows of table (for parts_jv and ck_row_read); states: it has the
+ * state column. */
 static void
 parts_sql(char *buf, size_t size, const char *table, bool states, const char *where)
 {
-	snprintf(buf, size, "SELECT topic, partition, marker, seen, %s FROM %s WHERE"
-	    " checkpoint = ?1 AND %s ORDER BY topic, partition", states ?
-	    "coalesce(state, 1) IN (1, 3) AND seen + idle <= ?3, state" :
-	    "seen + idle <= ?3, NULL",
+	snprintf(buf, size, "SELECT topic, partition, marker, seen, idle, %s FROM %s WHERE"
+	    " checkpoint = ?1 AND %s ORDER BY topic, partition", states ? "state" : "NULL",
 	    table, where);
 }
 
@@ -93,34 +92,39 @@ status_dep_parts_jv(const struct status_ctx *c, const char *checkpoint, const ch
 static jv
 status_deps_jv(const struct status_ctx *c, const char *checkpoint, sqlite3_stmt *ck)
 {
-	sqlite3_stmt *st = ck_prep(c->db, !c->dep_parts ? ck_sql_dep_heartbeat_v1 :
-	    c->dep_states ? ck_sql_dep_heartbeat : ck_sql_dep_heartbeat_v2);
+	sqlite3_stmt *st = ck_prep(c->db, c->dep_states ? ck_sql_deps : ck_sql_deps_v1);
+	sqlite3_stmt *parts = !c->dep_parts ? NULL : ck_prep(c->db, c->dep_states ?
+	    ck_sql_dep_parts : ck_sql_dep_parts_v2);
 	bool have_marker = ck && sqlite3_column_type(ck, 0) != SQLITE_NULL;
 	jv a = jv_array();
 
 	ck_text_bind(st, 1, checkpoint);
-	if (c->dep_parts)
-		sqlite3_bind_int64(st, 2, c->now);
+	if (parts)
+		ck_text_bind(parts, 1, checkpoint);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *name = (const char *)sqlite3_column_text(st, 0);
-		int waiting = sqlite3_column_int(st, 6);
-		/* lag against the stand-in when no heartbeat came yet, as pulse counts it;
-		 * none while it waits for partitions: its marker is not known */
-		int col = waiting ? -1 : ck_dep_heartbeat_column(st), hb = col != -1 ? col :
-		    !waiting && sqlite3_column_type(st, 2) != SQLITE_NULL ? 2 : -1;
+		int waiting = sqlite3_column_int(st, 5);
+		int64_t marker, hb = sqlite3_column_int64(st, 2);
+		/* none while it waits for partitions: its marker is not known */
+		bool known = !waiting && ck_dep_heartbeat(st, parts, c->now, &marker);
+		/* lag against the stand-in when no heartbeat came yet, as pulse counts it */
+		bool lags = known || (!waiting && sqlite3_column_type(st, 2) != SQLITE_NULL);
 		jv d = ck_set(jv_object(), "dependency", jv_string(name));
 
+		if (known)
+			hb = marker;
 		d = ck_set(d, "state", jv_string(sqlite3_column_int(st, 3) ? "down" : "up"));
-		d = ck_set(d, "marker", col != -1 ? ck_column_time_jv(st, col) : jv_null());
-		d = ck_set(d, "threshold", sqlite3_column_type(st, 5) == SQLITE_NULL ? jv_null() :
-		    ck_seconds_jv(sqlite3_column_int64(st, 5)));
-		d = ck_set(d, "lag", have_marker && hb != -1 ? ck_seconds_jv(sqlite3_column_int64(ck, 0) -
-		    sqlite3_column_int64(st, hb)) : jv_null());
+		d = ck_set(d, "marker", known ? ck_time_jv(marker) : jv_null());
+		d = ck_set(d, "threshold", sqlite3_column_type(st, 4) == SQLITE_NULL ? jv_null() :
+		    ck_seconds_jv(sqlite3_column_int64(st, 4)));
+		d = ck_set(d, "lag", have_marker && lags ? ck_seconds_jv(sqlite3_column_int64(ck, 0) -
+		    hb) : jv_null());
 		d = ck_set(d, "waiting", jv_number(waiting));
 		d = ck_set(d, "partitions", status_dep_parts_jv(c, checkpoint, name));
 		a = jv_array_append(a, d);
 	}
 	sqlite3_finalize(st);
+	sqlite3_finalize(parts);
 	return a;
 }
 

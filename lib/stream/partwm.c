@@ -31,23 +31,33 @@ may_idle(const struct ss_partwm_rule *r, enum ss_partwm_state s)
 	    (s == SS_PARTWM_REVOKED && r->revoked_idles);
 }
 
+bool
+ss_partwm_idle(const struct ss_partwm_rule *r, const struct ss_partwm_part *p,
+    enum ss_partwm_state s, int64_t now)
+{
+	return may_idle(r, s) && now - p->seen >= r->idle;
+}
+
 void
 ss_partwm_low_add(struct ss_partwm_low *l, const struct ss_partwm_rule *r,
     const struct ss_partwm_part *p, int64_t now)
 {
-	enum ss_partwm_state s = ss_partwm_state(r, p);
+	ss_partwm_low_add_state(l, r, p, ss_partwm_state(r, p), now);
+}
 
+void
+ss_partwm_low_add_state(struct ss_partwm_low *l, const struct ss_partwm_rule *r,
+    const struct ss_partwm_part *p, enum ss_partwm_state s, int64_t now)
+{
 	if (s == SS_PARTWM_DONE)
 		return;
-	if (may_idle(r, s)) {
-		if (now - p->seen >= r->idle) {
-			if (p->maxt > l->idle_hi)
-				l->idle_hi = p->maxt; /* none holds: no further than these went */
-			return;
-		}
-		if (p->seen + r->idle < l->idle_next)
-			l->idle_next = p->seen + r->idle;
+	if (ss_partwm_idle(r, p, s, now)) {
+		if (p->maxt > l->idle_hi)
+			l->idle_hi = p->maxt; /* none holds: no further than these went */
+		return;
 	}
+	if (may_idle(r, s) && p->seen + r->idle < l->idle_next)
+		l->idle_next = p->seen + r->idle;
 	if (p->maxt == SS_PARTWM_NONE) {
 		l->timeless++; /* nothing from it yet: anything may come */
 	} else {

@@ -1,5 +1,6 @@
 /* partwm: the watermark of a partitioned stream, the one rule behind ss-asof's right
- * watermark (asof_wm.c) and ss-checkpoint's markers (checkpoint_parts.c).
+ * watermark (asof_wm.c) and ss-checkpoint's markers (checkpoint_parts.c, and the rows of
+ * them pulse and status read, checkpoint.c).
  *
  * Kafka orders records within a partition, not across partitions, and a consumer may
  * deliver one partition's whole backlog before the next partition's first record. So a
@@ -85,4 +86,14 @@ enum ss_partwm_state ss_partwm_state(const struct ss_partwm_rule *r,
 /* Fold the partition into l, as of now (monotonic, as its seen). */
 void ss_partwm_low_add(struct ss_partwm_low *l, const struct ss_partwm_rule *r,
     const struct ss_partwm_part *p, int64_t now);
+/* The same for a partition whose state s was judged already, by another process that
+ * stored it: ss-checkpoint's pulse and status read the rows a heartbeat wrote
+ * (checkpoint.h), where the feed behind the state is not at hand. Their seen and now
+ * are wall-clock time: any clock does, the same for both. */
+void ss_partwm_low_add_state(struct ss_partwm_low *l, const struct ss_partwm_rule *r,
+    const struct ss_partwm_part *p, enum ss_partwm_state s, int64_t now);
+/* Has the partition in state s stopped holding for idle silence as of now? (For
+ * ss-checkpoint status, which shows it.) */
+bool ss_partwm_idle(const struct ss_partwm_rule *r, const struct ss_partwm_part *p,
+    enum ss_partwm_state s, int64_t now);
 #endif

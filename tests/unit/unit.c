@@ -436,6 +436,18 @@ test_partwm(void)
 	ss_partwm_low_add(&l, &join, &silent, 100);
 	ss_partwm_low_add(&l, &join, &revoked, 100); /* a join waits for a revoked one */
 	CHECK(l.lo == 2 && l.held == 2 && l.idle_hi == SS_PARTWM_NONE && l.idle_next == 105);
+
+	/* a state judged elsewhere (a checkpoint's rows): the feed behind it is not read */
+	l = SS_PARTWM_LOW_INIT;
+	ss_partwm_low_add_state(&l, &ck, &unlisted, SS_PARTWM_READING, 100);
+	ss_partwm_low_add_state(&l, &ck, &revoked, SS_PARTWM_HEARD, 100);
+	ss_partwm_low_add_state(&l, &ck, &reading, SS_PARTWM_DONE, 100);
+	CHECK(l.lo == 3 && l.held == 1 && l.idle_hi == 2);
+	CHECK(ss_partwm_idle(&ck, &revoked, SS_PARTWM_HEARD, 100));
+	CHECK(!ss_partwm_idle(&ck, &revoked, SS_PARTWM_READING, 100));
+	CHECK(!ss_partwm_idle(&join, &revoked, SS_PARTWM_REVOKED, 100));
+	CHECK(!ss_partwm_idle(&ck, &silent, SS_PARTWM_CAUGHT_UP, 104)); /* silent for 9 of 10 */
+	CHECK(ss_partwm_idle(&ck, &silent, SS_PARTWM_CAUGHT_UP, 105));
 }
 
 int
