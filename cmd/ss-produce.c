@@ -2,7 +2,6 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "base/cli.h"
 #include "base/diag.h"
@@ -86,6 +85,7 @@ check_avro(bool avro, const char *schema, const char *registry, const char *what
 int
 main(int argc, char **argv)
 {
+	static const char *const formats[] = {"json", "avro", NULL};
 	static const char optstring[] = "h" SS_KOPTS_SHORT;
 	struct ss_produce_opts o;
 	int ch;
@@ -130,10 +130,9 @@ main(int argc, char **argv)
 			break;
 		case OPT_KEY_FORMAT:
 		case OPT_VALUE_FORMAT:
-			if (strcmp(optarg, "avro") != 0 && strcmp(optarg, "json") != 0)
-				ss_cli_bad_value(usage, ch == OPT_KEY_FORMAT ? "--key-format" : "--value-format",
-						 optarg, "json or avro");
-			*(ch == OPT_KEY_FORMAT ? &o.key_avro : &o.value_avro) = strcmp(optarg, "avro") == 0;
+			*(ch == OPT_KEY_FORMAT ? &o.key_avro : &o.value_avro) =
+			    ss_cli_choice(usage, ch == OPT_KEY_FORMAT ? "--key-format" : "--value-format", optarg,
+					  formats) == 1;
 			break;
 		case OPT_KEY_SCHEMA:
 			o.key_schema = optarg;
