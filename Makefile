@@ -5,6 +5,7 @@
 # never mixes objects and needs no clean:
 #   build/release/   make               (-O2)
 #   build/sanitize/  make SANITIZE=1    (ASan+UBSan)
+#   build/trace/     make TRACE=1       (-finstrument-functions: each call logged, scripts/calltrace)
 # each with obj/ (lib/ and cmd/ objects), lib/libss.a, bin/ss-* and tests/unit; and
 #   build/fuzz/      make fuzz, make fuzz-merge: the libFuzzer targets (tests/fuzz/build).
 # `make` ends by pointing build/current at the variant it built, and bin is a symlink to
@@ -23,6 +24,12 @@ ifeq ($(SANITIZE),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
 VARIANT  := sanitize
+else ifeq ($(TRACE),1)
+# every lib/ and cmd/ function logs its entry and return (scripts/calltrace-hook.c, linked
+# into libss.a); no PIE, so the logged addresses are the symbols' addresses in the tools
+CFLAGS   += -finstrument-functions -finstrument-functions-exclude-file-list=/usr/include
+LDFLAGS  += -no-pie
+VARIANT  := trace
 else
 VARIANT  := release
 endif
@@ -34,6 +41,9 @@ UNIT     := $(OUT)/tests/unit
 LIB_SRC  := $(wildcard lib/*/*.c)
 LIB_HDR  := $(wildcard lib/*/*.h)
 LIB_OBJ  := $(LIB_SRC:%.c=$(OBJDIR)/%.o)
+ifeq ($(VARIANT),trace)
+LIB_OBJ  += $(OBJDIR)/scripts/calltrace-hook.o
+endif
 CMD_SRC  := $(wildcard cmd/ss-*.c)
 TOOLS    := $(CMD_SRC:cmd/%.c=$(OUT)/bin/%)
 MANPAGES := $(wildcard man/*.1 man/*.7)
