@@ -29,11 +29,13 @@ Prints the figures (all threads, then each), each climb (caller file:function ->
 file:function, its kinds, how often, the step it first came at) and the longest chain.
 Exits 0 whatever it counts."""
 import collections
-import glob
 import os
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests'))
+import objsyms  # noqa: E402  (tests/objsyms.py: the objects' symbols, as tests/layers.py reads them)
 
 ORDER = ['base', 'stream', 'db', 'kafka', 'cache', 'checkpoint', 'join', 'cmd']
 
@@ -65,18 +67,7 @@ def functions(root, binary):
 def files_above(root):
     """module -> the modules of its folder above it: those that call it, directly or
     through others (the symbols of the trace variant's objects, as tests/layers.py)."""
-    objdir = os.path.join(root, 'build', 'trace', 'obj', 'lib')
-    defs, uses = {}, {}
-    for obj in sorted(glob.glob(os.path.join(objdir, '*', '*.o'))):
-        name = os.path.relpath(obj, objdir)[:-2]
-        uses[name] = set()
-        for line in subprocess.run(['nm', obj], capture_output=True, text=True,
-                                   check=True).stdout.splitlines():
-            f = line.split()
-            if len(f) == 3 and f[1] in 'TDBRC':
-                defs[f[2]] = name
-            elif len(f) == 2 and f[0] == 'U':
-                uses[name].add(f[1])
+    defs, uses = objsyms.symbols(os.path.join(root, 'build', 'trace', 'obj', 'lib'))
     callers = collections.defaultdict(set)
     for name, syms in uses.items():
         for sym in syms:

@@ -8,7 +8,10 @@ other, directly or round a circle, except the pairs listed in KNOWN_CYCLES, whic
 lib/README lists under "Where we are" (and which this check fails on once they are gone,
 so that the list stays true). Calls are read from the objects' symbols (nm) of the
 build in build/current. Prints each breach; exits 1 if any."""
-import collections, glob, os, re, subprocess, sys
+import collections, glob, os, re, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import objsyms  # noqa: E402
 
 LAYER = {'base': 0, 'stream': 1, 'db': 2, 'kafka': 3, 'checkpoint': 3, 'cache': 3, 'join': 3}
 KNOWN_CYCLES = []
@@ -54,19 +57,9 @@ def check_includes():
 
 def call_graph():
     objdir = os.path.join(root, 'build', 'current', 'obj', 'lib')
-    defs, uses = {}, collections.defaultdict(set)
-    objects = sorted(glob.glob(os.path.join(objdir, '*', '*.o')))
-    if not objects:
+    defs, uses = objsyms.symbols(objdir)
+    if not uses:
         sys.exit('layers.py: no objects under %s: run make first' % objdir)
-    for obj in objects:
-        name = os.path.relpath(obj, objdir)[:-2]
-        uses[name]
-        for line in subprocess.run(['nm', obj], capture_output=True, text=True, check=True).stdout.splitlines():
-            f = line.split()
-            if len(f) == 3 and f[1] in 'TDBRC':
-                defs[f[2]] = name
-            elif len(f) == 2 and f[0] == 'U':
-                uses[name].add(f[1])
     graph = collections.defaultdict(set)
     for name, syms in uses.items():
         for sym in syms:
