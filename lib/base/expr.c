@@ -245,6 +245,18 @@ ss_expr_raw(ss_expr *e, ss_rec *r, const char **start, size_t *len)
 	return true;
 }
 
+bool
+ss_expr_look(const ss_expr *e, const char *raw, size_t n, const char **start, size_t *len)
+{
+	const char *vs, *ve;
+
+	if (e->path == NULL || !ss_jpath_look(e->path, raw, raw + n, &vs, &ve))
+		return false;
+	*start = vs;
+	*len = (size_t)(ve - vs);
+	return true;
+}
+
 /* A plain path that leads nowhere in the record (a missing field), as opposed to one
  * whose value is null. */
 static bool

@@ -41,6 +41,10 @@ jv ss_expr_eval(ss_expr *e, ss_rec *r);
 /* Fast path only: the raw bytes of a plain path's result. Returns true and the span when
  * the expression is a path and the value exists; false otherwise (use ss_expr_eval). */
 bool ss_expr_raw(ss_expr *e, ss_rec *r, const char **start, size_t *len);
+/* ss_expr_raw for a quick look at a line not validated yet (ss_jpath_look): on a valid
+ * line the same span; on an invalid one, some span or false. Never the answer for a
+ * record, only for a guess about the file (is it in time order?). */
+bool ss_expr_look(const ss_expr *e, const char *raw, size_t n, const char **start, size_t *len);
 /* The result as a key: its keyenc bytes appended to enc and its JSON text to text (either
  * may be NULL). Plain paths and arrays of plain paths ([.station, .timestamp]) never build
  * the document. Returns 1, 0 when the result is null, -1 on an error (message in err). */

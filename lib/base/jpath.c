@@ -201,10 +201,14 @@ static bool
 key_equals(const char *p, const char *e, const char *key, size_t keylen)
 {
 	const char *q = p + 1, *end = e - 1;
-	size_t i = 0;
+	size_t i = 0, rawlen = (size_t)(end - q);
 
-	if (memchr(q, '\\', (size_t)(end - q)) == NULL)
-		return (size_t)(end - q) == keylen && memcmp(q, key, keylen) == 0;
+	/* an escape only ever shortens a key: most keys differ by their length or, at the
+	 * same length, by their bytes, before any escape needs to be looked for */
+	if (rawlen < keylen || (rawlen == keylen && memcmp(q, key, keylen) != 0))
+		return false;
+	if (memchr(q, '\\', rawlen) == NULL)
+		return rawlen == keylen;
 	while (q < end) {
 		char c[4];
 		size_t n = 1;
@@ -218,9 +222,66 @@ key_equals(const char *p, const char *e, const char *key, size_t keylen)
 	return i == keylen;
 }
 
+/* The byte after the string literal at p (its opening quote), not checked: only its
+ * closing quote is looked for. NULL when it has none before end. */
+static const char *
+skip_string_unchecked(const char *p, const char *end)
+{
+	const unsigned char *q = (const unsigned char *)p + 1, *e = (const unsigned char *)end;
+
+	while ((q = skip_to_quote(q, e)) < e) {
+		if (*q == '"')
+			return (const char *)q + 1;
+		q += 2; /* a backslash and what it escapes */
+	}
+	return NULL;
+}
+
+/* The byte after the value at p, found by its structure alone: strings by their closing
+ * quote, containers by their brackets, scalars by what ends them; nothing is checked.
+ * On valid JSON, where ss_jscan_value ends; on anything else, somewhere before end or
+ * NULL, and nothing past end is read. For a quick look at a line not validated yet. */
+static const char *
+skip_unchecked(const char *p, const char *end)
+{
+	size_t depth = 0;
+
+	while (p != NULL && p < end) {
+		char c = *p;
+		if (c == '"')
+			p = skip_string_unchecked(p, end);
+		else if (c == '{' || c == '[')
+			depth++, p++;
+		else if (c == '}' || c == ']') {
+			if (depth == 0)
+				return p; /* a scalar's end, at its container's */
+			depth--, p++;
+		} else if (depth == 0 && (c == ',' || ss_jscan_is_ws(c)))
+			return p;
+		else {
+			p++;
+			continue; /* within a scalar or a container */
+		}
+		if (depth == 0)
+			return p;
+	}
+	return depth == 0 ? p : NULL;
+}
+
+/* The byte after the value at p: validated (ss_jscan_value), or found by its structure
+ * alone for a quick look (skip_unchecked). */
+static const char *
+skip_value(const char *p, const char *end, bool look)
+{
+	const char *why;
+
+	return look ? skip_unchecked(p, end) : ss_jscan_value(p, end, &why);
+}
+
 /* Within the object at p, find the LAST member named key (jq keeps the last duplicate). */
 static bool
-find_member(const char *p, const char *end, const struct step *st, const char **vs, const char **ve)
+find_member(const char *p, const char *end, const struct step *st, bool look, const char **vs,
+	    const char **ve)
 {
 	const char *why;
 	bool found = false;
@@ -236,7 +297,7 @@ find_member(const char *p, const char *end, const struct step *st, const char **
 			return false;
 		p = ss_jscan_skip_ws(p + 1, end);
 		const char *v = p;
-		if ((p = ss_jscan_value(p, end, &why)) == NULL)
+		if ((p = skip_value(p, end, look)) == NULL)
 			return false;
 		if (key_equals(ks, ke, st->key, st->keylen)) {
 			*vs = v;
@@ -252,16 +313,14 @@ find_member(const char *p, const char *end, const struct step *st, const char **
 }
 
 static bool
-find_element(const char *p, const char *end, long index, const char **vs, const char **ve)
+find_element(const char *p, const char *end, long index, bool look, const char **vs, const char **ve)
 {
-	const char *why;
-
 	p = ss_jscan_skip_ws(p + 1, end);
 	if (p >= end || *p == ']')
 		return false;
 	for (long i = 0;; i++) {
 		const char *v = p;
-		if ((p = ss_jscan_value(p, end, &why)) == NULL)
+		if ((p = skip_value(p, end, look)) == NULL)
 			return false;
 		if (i == index) {
 			*vs = v;
@@ -295,12 +354,11 @@ ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,
 	return ss_jpath_find_from(path, 0, p, end, vstart, vend, type_error);
 }
 
-bool
-ss_jpath_find_from(const struct ss_jpath *path, int from, const char *p, const char *end,
-		   const char **vstart, const char **vend, bool *type_error)
+/* The steps from `from` on, values validated on the way, or skipped for a quick look. */
+static bool
+find_path(const struct ss_jpath *path, int from, bool look, const char *p, const char *end,
+	  const char **vstart, const char **vend, bool *type_error)
 {
-	const char *why;
-
 	*type_error = false;
 	p = ss_jscan_skip_ws(p, end);
 	const char *e = end; /* the document is valid: members are found before its end */
@@ -309,21 +367,37 @@ ss_jpath_find_from(const struct ss_jpath *path, int from, const char *p, const c
 		if (p >= e || *p == 'n')
 			return false; /* null indexed by anything is null */
 		if (st->key && *p == '{') {
-			if (!find_member(p, e, st, &p, &e))
+			if (!find_member(p, e, st, look, &p, &e))
 				return false;
 		} else if (!st->key && *p == '[') {
-			if (!find_element(p, e, st->index, &p, &e))
+			if (!find_element(p, e, st->index, look, &p, &e))
 				return false;
 		} else {
 			*type_error = true;
 			return false;
 		}
 	}
-	if (from == path->nsteps && (e = ss_jscan_value(p, end, &why)) == NULL)
+	if (from == path->nsteps && (e = skip_value(p, end, look)) == NULL)
 		return *type_error = true, false;
 	*vstart = p;
 	*vend = e;
 	return true;
+}
+
+bool
+ss_jpath_find_from(const struct ss_jpath *path, int from, const char *p, const char *end,
+		   const char **vstart, const char **vend, bool *type_error)
+{
+	return find_path(path, from, false, p, end, vstart, vend, type_error);
+}
+
+bool
+ss_jpath_look(const struct ss_jpath *path, const char *p, const char *end, const char **vstart,
+	      const char **vend)
+{
+	bool type_error;
+
+	return find_path(path, 0, true, p, end, vstart, vend, &type_error);
 }
 
 bool
@@ -336,9 +410,15 @@ ss_jpath_find_in(const struct ss_jpath *path, const char *p, const char *end,
 	if (m == NULL || n == SIZE_MAX || path->nsteps == 0 || st->key == NULL)
 		return ss_jpath_find(path, p, end, vstart, vend, type_error);
 	*type_error = false;
-	for (size_t i = n; i-- > 0;) /* the last duplicate, as jq keeps it */
-		if (key_equals(m[i].key, m[i].keyend, st->key, st->keylen))
+	for (size_t i = n; i-- > 0;) { /* the last duplicate, as jq keeps it */
+		if (!key_equals(m[i].key, m[i].keyend, st->key, st->keylen))
+			continue;
+		if (path->nsteps > 1)
 			return ss_jpath_find_from(path, 1, m[i].value, m[i].valueend, vstart, vend, type_error);
+		*vstart = m[i].value; /* the member itself: validated when it was noted */
+		*vend = m[i].valueend;
+		return true;
+	}
 	return false;
 }
 

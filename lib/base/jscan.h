@@ -69,6 +69,12 @@ bool ss_jpath_find_in(const struct ss_jpath *path, const char *p, const char *en
 /* The same from step `from` on: [p,end) holds the value the steps before it led to. */
 bool ss_jpath_find_from(const struct ss_jpath *path, int from, const char *p, const char *end,
 			const char **vstart, const char **vend, bool *type_error);
+/* A quick look at a line not validated yet (is a file in time order?): the value at the
+ * path, the values on the way skipped by their structure, not checked. On a valid
+ * document it finds what ss_jpath_find finds; on an invalid one, some span or nothing,
+ * and nothing past end is read. */
+bool ss_jpath_look(const struct ss_jpath *path, const char *p, const char *end,
+		   const char **vstart, const char **vend);
 int ss_jpath_nsteps(const struct ss_jpath *path);
 /* The key of step i (NUL-terminated, *len bytes), or NULL when the step is an index. */
 const char *ss_jpath_key(const struct ss_jpath *path, int i, size_t *len);

@@ -439,12 +439,10 @@ order_line(struct order_part *p, const char *line, size_t len)
 	const char *v, *why;
 	size_t n;
 	int64_t t;
-	ss_rec rec;
 
 	if (len > 0 && line[len - 1] == '\r')
 		len--;
-	ss_rec_init(&rec, line, len);
-	if (!ss_expr_raw(p->on, &rec, &v, &n)) {
+	if (!ss_expr_look(p->on, line, len, &v, &n)) {
 		p->unknown = true;
 		return false;
 	}

@@ -140,7 +140,7 @@ asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t *t)
 	bool ok;
 
 	ss_rec_init(&rec, raw, len);
-	if (ss_expr_raw(e, &rec, &p, &n)) {
+	if (ss_expr_look(e, raw, len, &p, &n)) {
 		ok = ss_time_from_raw(p, n, j->o.unit, t, &why);
 	} else {
 		jv v = ss_expr_eval(e, &rec);

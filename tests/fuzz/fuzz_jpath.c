@@ -65,6 +65,20 @@ check_from_members(const struct ss_jpath *path, const char *expr, const char *do
 			  found ? "found" : type_error ? "type error" : "missing");
 }
 
+/* The quick look (ss_jpath_look, values skipped unchecked) finds on a valid document
+ * what the validating scan finds. */
+static void
+check_look(const struct ss_jpath *path, const char *expr, const char *doc, size_t len,
+	   bool found, const char *vs, const char *ve)
+{
+	const char *vs2 = NULL, *ve2 = NULL;
+	bool found2 = ss_jpath_look(path, doc, doc + len, &vs2, &ve2);
+
+	if (found2 != found || (found && (vs2 != vs || ve2 != ve)))
+		fuzz_fail("%s: a look %s %.*s, the scan %s", expr, found2 ? "found" : "missed",
+			  found2 ? (int)(ve2 - vs2) : 0, found2 ? vs2 : "", found ? "found" : "missed");
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -75,6 +89,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ss_jpath *path = ss_jpath_parse(expr);
 
 	if (path == NULL || !ss_jscan_document(doc, doc + len, NULL) || len > 100000) {
+		if (path && ss_jpath_look(path, doc, doc + len, &vs, &ve) && (vs < doc || ve > doc + len || vs > ve))
+			fuzz_fail("a look at an invalid document: span outside it");
 		if (path)
 			ss_jpath_free(path);
 		free(expr);
@@ -84,6 +100,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (found && (vs < doc || ve > doc + len || vs >= ve))
 		fuzz_fail("span outside the document");
 	check_from_members(path, expr, doc, len, found, vs, ve, type_error);
+	check_look(path, expr, doc, len, found, vs, ve);
 	jv in = jv_parse_sized(doc, (int)len);
 	if (jv_is_valid(in)) { /* jq refuses deep or lenient input that jscan accepts */
 		jq_state *jq = compiled(expr);

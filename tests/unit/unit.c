@@ -179,6 +179,54 @@ find(const char *path, const char *doc)
 	return out;
 }
 
+/* ss_jpath_look, the quick look at a line not validated yet: "MISSING" when it finds nothing. */
+static const char *
+look(const char *path, const char *doc)
+{
+	size_t len = strlen(doc);
+	static char out[256];
+	struct ss_jpath *p = ss_jpath_parse(path);
+	const char *vs, *ve;
+
+	if (!ss_jpath_look(p, doc, doc + len, &vs, &ve))
+		snprintf(out, sizeof out, "MISSING");
+	else
+		snprintf(out, sizeof out, "%.*s", (int)(ve - vs), vs);
+	ss_jpath_free(p);
+	return out;
+}
+
+static void
+test_jpath_look(void)
+{
+	static const char *const valid[][2] = {
+		{".t", "{\"s\":\"a\\\"}b]\",\"t\":2}"},
+		{".t", "{\"a\":[\"]}\",{\"x\":\"}\"},[[]]],\"t\" : -1.5e3 }"},
+		{".a.b[1].c", "{\"a\": {\"b\": [10, {\"c\": \"x\"}]}, \"t\": true}"},
+		{".a.b[1]", "{\"a\": {\"b\": [10, {\"c\": \"x\"}]}}"},
+		{".k", "{\"k\":1,\"k\":{\"z\":null}}"},
+		{".t", "{\"t\":\"2023-01-01T00:00:00Z\"}"},
+		{".n.x", "{\"n\":null}"},
+		{".zz", "{\"a\":1}"},
+	};
+	for (size_t i = 0; i < sizeof valid / sizeof valid[0]; i++) {
+		char want[256];
+		snprintf(want, sizeof want, "%s", find(valid[i][0], valid[i][1]));
+		if (strcmp(want, "TYPEERROR") == 0)
+			snprintf(want, sizeof want, "MISSING");
+		CHECK(strcmp(look(valid[i][0], valid[i][1]), want) == 0);
+	}
+	/* invalid lines: what their structure says, or nothing; never past their end */
+	const char *bad_utf8 = "{\"t\":1,\"x\":\"\xff\"}";
+	CHECK(strcmp(find(".t", bad_utf8), "MISSING") == 0);
+	CHECK(strcmp(look(".t", bad_utf8), "1") == 0);
+	CHECK(strcmp(look(".x", "{\"t\":1,\"x\":\"abc"), "MISSING") == 0);
+	CHECK(strcmp(look(".x", "{\"x\":[1,[2]"), "MISSING") == 0);
+	CHECK(strcmp(look(".x", "{\"x\":\"a\\"), "MISSING") == 0);
+	CHECK(strcmp(look(".x", "{\"x\":tru"), "MISSING") == 0);
+	CHECK(strcmp(look(".x", "{\"x\":tru}"), "tru") == 0);
+}
+
 static void
 test_jpath(void)
 {
@@ -457,6 +505,7 @@ main(void)
 	test_duration();
 	test_jscan();
 	test_jpath();
+	test_jpath_look();
 	test_keyenc();
 	test_buf();
 	test_envelope();
