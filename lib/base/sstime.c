@@ -217,6 +217,19 @@ number_to_ns(double v, enum ss_tsunit unit, int64_t *ns, const char **why)
 	return true;
 }
 
+/* number_to_ns of a whole number, in integers only (no modf, no rounding: there is no
+ * fraction); false where number_to_ns would say it is out of range, for it to say so. */
+static bool
+whole_to_ns(int64_t v, enum ss_tsunit unit, int64_t *ns)
+{
+	static const int64_t scale[] = {1000000000, 1000000, 1000, 1};
+
+	if (fabs((double)v * (double)scale[unit]) > 9.2e18)
+		return false;
+	*ns = v * scale[unit];
+	return true;
+}
+
 /* A plain integer of at most 15 digits: exact as a double, so this gives what strtod
  * would, without its cost on the hot path (most event times are such integers). */
 static bool
@@ -270,7 +283,7 @@ ss_time_from_raw_nojq(const char *p, size_t len, enum ss_tsunit unit, int64_t *n
 	if (len > 0 && (p[0] == '-' || (p[0] >= '0' && p[0] <= '9')) && len < 64) {
 		int64_t whole;
 		if (small_integer(p, len, &whole))
-			return number_to_ns((double)whole, unit, ns, why);
+			return whole_to_ns(whole, unit, ns) || number_to_ns((double)whole, unit, ns, why);
 		char tmp[64];
 		memcpy(tmp, p, len);
 		tmp[len] = '\0';
