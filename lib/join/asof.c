@@ -52,13 +52,13 @@ asof_join_totals(const ss_asof *j, struct asof_counters *c, size_t *held)
 
 /* ---- bad records (asof_parse.c reports them) ---- */
 
-/* A bad record is about to end the run (--on-error fail): without a state file the held
- * records would be lost with the process, so they go out with what is known, as at
- * the end of the right input. */
-static void
-finish_held(ss_asof *j)
+/* A bad record is about to end the run (--on-error fail; the run calls this before the
+ * report, asof_parse_fail): without a state file the held records would be lost with
+ * the process, so they go out with what is known, as at the end of the right input. */
+void
+asof_join_finish_held(ss_asof *j)
 {
-	if (j->o.onerror->mode != SS_ONERROR_FAIL || j->st || j->dir || (j->heap.n == 0 && j->spilled == 0))
+	if (j->o.onerror->mode != SS_ONERROR_FAIL || j->st || (j->heap.n == 0 && j->spilled == 0))
 		return;
 	j->right_eof = true;
 	asof_release_final(j);
@@ -87,7 +87,6 @@ join_alloc(const struct ss_asof_opts *opts, ss_writer *out)
 	j->started = ss_time_mono();
 	j->spill_limit = spill_limit();
 	j->hist_limit = history_limit();
-	j->finish_held = finish_held;
 	return j;
 }
 

@@ -366,18 +366,18 @@ advance(struct asof_ahead *a)
 	a->next = 0;
 }
 
-bool
+enum asof_got
 asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in)
 {
 	for (;;) {
 		if (a->cur == NULL || a->next == a->cur->n) {
 			if (a->ended)
-				return false;
+				return ASOF_GOT_NONE;
 			if (a->cur != NULL && a->cur->last) {
 				if (a->cur->err != 0)
 					ss_diag_die(SS_EXIT_DATA, "%s: read: %s", a->name, strerror(a->cur->err));
 				a->ended = true;
-				return false;
+				return ASOF_GOT_NONE;
 			}
 			advance(a);
 			continue;
@@ -387,8 +387,9 @@ asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in)
 		a->off = r->off;
 		a->line = r->line;
 		if (!r->ok) {
-			if (asof_parse(j, left, raw, r->len, r->line, in))
-				return true;
+			enum asof_got got = asof_parse(j, left, raw, r->len, r->line, in);
+			if (got != ASOF_GOT_NONE)
+				return got;
 			continue;
 		}
 		in->raw = raw;
@@ -400,7 +401,7 @@ asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in)
 		if (r->klen > 0)
 			ss_buf_add(&in->key, a->cur->keys.data + r->kat, r->klen);
 		asof_parsed(j, left, in);
-		return true;
+		return ASOF_GOT_RECORD;
 	}
 }
 

@@ -393,6 +393,17 @@ asof_applied(ss_asof *j, const struct ss_envelope *env)
 	return j->dir ? asof_dir_applied(j, env) : asof_join_applied(j, env);
 }
 
+/* A bad record ends the run (asof_parse said ASOF_GOT_FATAL): the one join's held
+ * records go out first (partition-joins keep theirs in their state files), then the
+ * record is reported, which exits. */
+void
+asof_fail(ss_asof *j)
+{
+	if (j->dir == NULL)
+		asof_join_finish_held(j);
+	asof_parse_fail(j);
+}
+
 /* ---- the public handle (asof.h): the one join, or the router over a directory ---- */
 
 static ss_asof *atexit_join; /* commits and reports when a data error exits */

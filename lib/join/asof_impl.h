@@ -187,9 +187,15 @@ struct ss_asof {
 	uint64_t uncommitted; /* records since the last state commit */
 	ss_buf obuf;
 	struct asof_in lin, rin;
-	/* asof.c: a bad record is about to end the run (asof_parse.c, --on-error fail): the
-	 * held records go out first */
-	void (*finish_held)(ss_asof *j);
+	/* a bad record that ends the run (--on-error fail), kept by asof_parse until the
+	 * run has sent the held records (ASOF_GOT_FATAL); raw is the reader's, still */
+	struct {
+		bool pending;
+		const char *name, *raw;
+		size_t len;
+		uint64_t line;
+		char reason[512];
+	} bad;
 	const char *lname, *rname;
 	ss_reader *lrd, *rrd; /* the inputs while a run reads them (one input: lrd) */
 	ss_progress *progress; /* the live line, or NULL */
@@ -297,13 +303,21 @@ const struct asof_right *asof_pick(const ss_asof *j, int64_t t, const struct aso
 				   const struct asof_right *f);
 
 /* asof_parse.c: records parsed (asof_in), bad ones reported. */
-bool asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in);
+/* What a parse, or a read of a file's next record, gave: nothing (a blank or rejected
+ * line; of a read, the end), a good record, or a bad one that ends the run (--on-error
+ * fail), not reported yet: its caller passes it up to the run, which sends the held
+ * records first (asof_fail, asof_join_finish_held), then reports it and exits
+ * (asof_parse_fail). */
+enum asof_got { ASOF_GOT_NONE, ASOF_GOT_RECORD, ASOF_GOT_FATAL };
+enum asof_got asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in);
+/* Report the bad record that ends the run (j->bad) as the --on-error policy says: exits. */
+void asof_parse_fail(ss_asof *j);
 /* What asof_parse does besides parsing for a good record of a batch that was parsed
  * elsewhere (asof_ahead.c). */
 void asof_parsed(ss_asof *j, bool left, const struct asof_in *in);
 /* A line of the one input (--left-topic/--right-topic), parsed into j->lin or j->rin as
  * *left says; false for a blank or rejected one (another topic, no envelope). */
-bool asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *left);
+enum asof_got asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *left);
 /* The event time of a line, unvalidated and unreported: for checking an order only. */
 bool asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t *t);
 
@@ -311,6 +325,9 @@ bool asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t 
 /* A left record is about to be answered: exit 1 if the right input had no record (every
  * answer would be null) unless --allow-empty-right. */
 void asof_check_right_empty(ss_asof *j);
+/* A bad record ends the run: without a state file this join's held records would be
+ * lost with the process, so they go out now with what is known. */
+void asof_join_finish_held(ss_asof *j);
 /* One join's side of the router's entry points (asof_dir.c: asof_left ...). */
 void asof_join_left(ss_asof *j, const struct asof_in *in);
 void asof_join_right(ss_asof *j, const struct asof_in *in);
@@ -419,6 +436,9 @@ bool asof_done(const ss_asof *j);
 /* Has this enveloped right or left record been applied, in this run or an earlier one
  * (the state's offsets)? */
 bool asof_applied(ss_asof *j, const struct ss_envelope *env);
+/* A bad record ends the run (ASOF_GOT_FATAL): held records out first, then reported;
+ * exits. */
+void asof_fail(ss_asof *j);
 struct asof_dir *asof_dir_open(const char *path);
 /* Open the partitions whose files keep results of an earlier run, to write them again. */
 void asof_dir_resend(ss_asof *top);
@@ -438,7 +458,8 @@ void asof_outbox_resend(ss_asof *j);
 /* Drop the results delivered by now from the state (in the open batch). */
 void asof_outbox_trim(ss_asof *j);
 
-/* asof_index.c: a right regular file indexed whole (every answer is final at once). */
+/* asof_index.c: a right regular file indexed whole (every answer is final at once); NULL
+ * when a bad record in it ends the run (ASOF_GOT_FATAL: the caller's to finish). */
 struct asof_index *asof_index_build(ss_asof *j, ss_reader *r);
 /* The answer for a parsed left record; buf holds what the result points to. */
 const struct asof_right *asof_index_match(struct asof_index *ix, ss_asof *j, const struct asof_in *in,
@@ -456,9 +477,9 @@ void asof_answer_held(ss_asof *j);
  * SS_THREADS is not 0; else NULL (the reader is read on the main thread). */
 struct asof_ahead *asof_ahead_start(ss_asof *j, ss_reader *r, bool left);
 /* The next good record into in, as next_record reads it from the reader (bad ones
- * reported on the way, in order); false at the end. in->raw stays valid until the next
- * call. */
-bool asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in);
+ * reported on the way, in order); ASOF_GOT_NONE at the end, ASOF_GOT_FATAL at a bad
+ * one that ends the run. in->raw stays valid until the next call. */
+enum asof_got asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in);
 /* The file offset of the line last returned, and the number of the line last read
  * (as ss_reader_offset and ss_reader_lineno). */
 uint64_t asof_ahead_offset(const struct asof_ahead *a);
@@ -473,7 +494,7 @@ void asof_ahead_stop(struct asof_ahead *a);
 
 /* asof_read.c: the next good record of a regular file (parsed ahead or read here), and
  * the offset of its line. */
-bool asof_next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in);
+enum asof_got asof_next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in);
 uint64_t asof_record_offset(const ss_asof *j, const ss_reader *r, bool left);
 /* Redraw the live line if one is shown and it is time: cheap per record. */
 void asof_progress(ss_asof *j);

@@ -23,6 +23,16 @@
 
 enum { BATCH = 256 }; /* lines taken from one side before looking at the other */
 
+/* Was a good record read or parsed? A bad one that ends the run (--on-error fail) ends
+ * it here: the held records go out before it is reported (asof_fail exits). */
+static bool
+got(ss_asof *j, enum asof_got g)
+{
+	if (g == ASOF_GOT_FATAL)
+		asof_fail(j);
+	return g == ASOF_GOT_RECORD;
+}
+
 static bool
 regular(ss_reader *r)
 {
@@ -204,7 +214,7 @@ answer_left(ss_asof *j, ss_reader *l)
 		ss_proc_exit_if_signalled();
 		asof_progress(j);
 		struct asof_in *in = &b->in[b->n];
-		if (!asof_ahead_next(j, j->lahead, true, in))
+		if (!got(j, asof_ahead_next(j, j->lahead, true, in)))
 			break;
 		batch_take(j, b, in->raw, in->len);
 	}
@@ -219,7 +229,7 @@ answer_left(ss_asof *j, ss_reader *l)
 		}
 		struct asof_in *in = &b->in[b->n];
 		asof_progress(j);
-		if (!asof_parse(j, true, line, len, ss_reader_lineno(l), in))
+		if (!got(j, asof_parse(j, true, line, len, ss_reader_lineno(l), in)))
 			continue;
 		batch_take(j, b, line, len);
 	}
@@ -241,7 +251,8 @@ run_indexed(ss_asof *j, ss_reader *l, ss_reader *r, bool have_left)
 	ss_reader_rewind(r);
 	asof_ahead_stop(j->rahead);
 	j->rahead = asof_ahead_start(j, r, false);
-	j->index = asof_index_build(j, r);
+	if ((j->index = asof_index_build(j, r)) == NULL)
+		asof_fail(j); /* a bad record in it ends the run */
 	asof_ahead_stop(j->rahead);
 	j->rahead = NULL;
 	j->right_eof = true;
@@ -273,7 +284,7 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 	for (;;) {
 		ss_proc_exit_if_signalled();
 		asof_progress(j);
-		if (!have_l && !j->left_eof && !(have_l = asof_next_record(j, l, true, &j->lin)))
+		if (!have_l && !j->left_eof && !(have_l = got(j, asof_next_record(j, l, true, &j->lin))))
 			j->left_eof = true;
 		else if (have_l)
 			asof_key_prefetch(&j->keys, j->lin.key.data, j->lin.key.len);
@@ -283,7 +294,7 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 		}
 		if (have_l && j->lin.t > lmax)
 			lmax = j->lin.t;
-		if (!have_r && !j->right_eof && !(have_r = asof_next_record(j, r, false, &j->rin)))
+		if (!have_r && !j->right_eof && !(have_r = got(j, asof_next_record(j, r, false, &j->rin))))
 			right_ended(j);
 		else if (have_r)
 			asof_key_prefetch(&j->keys, j->rin.key.data, j->rin.key.len);
@@ -400,7 +411,7 @@ drain(ss_asof *j, ss_reader *rd, bool left)
 				right_pipe_ended(j);
 			return false;
 		}
-		if (asof_parse(j, left, line, len, ss_reader_lineno(rd), left ? &j->lin : &j->rin))
+		if (got(j, asof_parse(j, left, line, len, ss_reader_lineno(rd), left ? &j->lin : &j->rin)))
 			apply(j, left);
 	}
 	return true;
@@ -432,7 +443,7 @@ read_right_whole(ss_asof *j, ss_reader *r)
 	while (ss_reader_next(r, &line, &len) == 1) {
 		ss_proc_exit_if_signalled();
 		asof_progress(j);
-		if (asof_parse(j, false, line, len, ss_reader_lineno(r), &j->rin))
+		if (got(j, asof_parse(j, false, line, len, ss_reader_lineno(r), &j->rin)))
 			asof_right(j, &j->rin);
 	}
 	right_ended(j);
@@ -541,7 +552,7 @@ drain_one(ss_asof *j, ss_reader *rd)
 			return false;
 		}
 		bool left;
-		if (asof_parse_one(j, line, len, ss_reader_lineno(rd), &left))
+		if (got(j, asof_parse_one(j, line, len, ss_reader_lineno(rd), &left)))
 			apply(j, left);
 	}
 	return true;
@@ -569,7 +580,7 @@ run_one_file(ss_asof *j, ss_reader *rd)
 			memset(is_left + cap, 0, ncap - cap);
 			cap = ncap;
 		}
-		if (!asof_parse_one(j, line, len, n, &left))
+		if (!got(j, asof_parse_one(j, line, len, n, &left)))
 			continue;
 		if (left)
 			is_left[n / 8] |= (uint8_t)(1u << (n % 8));
@@ -581,7 +592,7 @@ run_one_file(ss_asof *j, ss_reader *rd)
 	while (ss_reader_next(rd, &line, &len) == 1) {
 		ss_proc_exit_if_signalled();
 		uint64_t n = ss_reader_lineno(rd);
-		if (n / 8 < cap && is_left[n / 8] & (1u << (n % 8)) && asof_parse_one(j, line, len, n, &left))
+		if (n / 8 < cap && is_left[n / 8] & (1u << (n % 8)) && got(j, asof_parse_one(j, line, len, n, &left)))
 			apply(j, true);
 	}
 	free(is_left);
