@@ -303,7 +303,7 @@ at_start(ss_reader *r, struct stat *st)
 struct asof_ahead *
 asof_ahead_start(ss_asof *j, ss_reader *r, bool left)
 {
-	ss_expr *on = left ? j->lon : j->ron, *by = left ? j->lby : j->rby;
+	ss_expr *on = left ? j->cx->lon : j->cx->ron, *by = left ? j->cx->lby : j->cx->rby;
 	struct stat st;
 
 	if (disabled() || !j->batch || ss_reader_lineno(r) != 0 || !ss_expr_is_path(on) ||
@@ -523,7 +523,7 @@ order_check(void *arg)
 bool
 asof_ahead_in_order(ss_asof *j, ss_reader *r, bool left, bool *sorted)
 {
-	ss_expr *on = left ? j->lon : j->ron;
+	ss_expr *on = left ? j->cx->lon : j->cx->ron;
 	size_t csize = chunk_size();
 	struct stat st;
 	char blk[4096];

@@ -139,17 +139,42 @@ struct asof_state;
 struct asof_row;
 struct asof_dir;
 
-/* A join: with --state-dir, the top join only parses and routes records to one
- * partition-join per partition number (asof_dir.c); a partition-join is a whole join
- * with its own --state file that borrows the top's expressions, output and late file. */
-struct ss_asof {
-	struct ss_asof_opts o;
-	ss_asof *top;          /* the router a partition-join belongs to, or NULL */
-	struct asof_dir *dir;  /* --state-dir: the partition-joins, or NULL */
+/* What the joins of one run share, owned by the router (asof_dir.c: opened by ss_asof_new,
+ * freed by ss_asof_free after the joins): the output, the compiled expressions, the
+ * --late-file and the --acks file, the inputs' names and what their writers tell, what
+ * was said once on stderr, and the counts that are the run's, not a partition's. A
+ * join (the one join, or each partition-join of a --state-dir) reaches it through its
+ * cx; nothing in it belongs to one join. */
+struct asof_ctx {
 	ss_writer *out;
 	ss_expr *lon, *ron, *lby, *rby;
 	jq_state *select;
 	struct ss_proj *proj; /* --select without libjq (proj.h), or NULL */
+	FILE *late;
+	ss_acks *acks;        /* --acks, or NULL */
+	const char *lname, *rname;
+	ss_feed_in *rfeed; /* what the right input's writer tells (one input: its), or NULL */
+	ss_feed_in *lfeed; /* the same of the left input */
+	uint64_t feed_gen; /* times rfeed was read; a join syncs when it has not seen the last */
+	bool blind_told;   /* said that the right partitions cannot be known */
+	unsigned told;     /* the ASOF_MARK_* said on stderr already */
+	bool right_empty;  /* the right input ended without a record, and none came before */
+	bool had_history;  /* a state holds right records of an earlier run */
+	bool right_seen;   /* a right record came in this run (any partition, late too) */
+	int left_failed;   /* the left input's writer failed with this exit status (-1: killed) */
+	bool right_whole;  /* the right input is a file read whole first: nothing in it is late */
+	uint64_t lines_out;  /* --acks: lines written in this run */
+	uint64_t delivered;  /* of which delivered, as the acks file said at the last commit */
+	bool backlog_warned; /* told that results are piling up undelivered */
+};
+
+/* A join: with --state-dir, the top join only parses and routes records to one
+ * partition-join per partition number (asof_dir.c); a partition-join is a whole join
+ * with its own --state file. What they share is the run's (cx). */
+struct ss_asof {
+	struct ss_asof_opts o;
+	struct asof_ctx *cx;   /* the run's, shared by its joins (the router's) */
+	struct asof_dir *dir;  /* --state-dir: the partition-joins, or NULL */
 	struct asof_map keys;
 	struct asof_heap heap;
 	struct asof_held *afirst, *alast;
@@ -157,17 +182,8 @@ struct ss_asof {
 	struct asof_parts rparts; /* per topic-partition of enveloped right records */
 	int64_t wm;        /* the effective right watermark (asof_wm.c) */
 	int32_t partition; /* a partition-join's partition number, else -1 */
-	ss_feed_in *rfeed; /* top: what the right input's writer tells (one input: its), or NULL */
-	ss_feed_in *lfeed; /* top: the same of the left input */
-	uint64_t feed_gen; /* top: times rfeed was read; a join syncs when it has not seen the last */
 	uint64_t feed_synced;
 	size_t feed_parts; /* right partitions the writer listed when last synced */
-	bool blind_told;   /* said that the right partitions cannot be known */
-	unsigned told;     /* top: the ASOF_MARK_* said on stderr already */
-	bool right_empty;  /* top: the right input ended without a record, and none came before */
-	bool had_history;  /* top: the state holds right records of an earlier run */
-	bool right_seen;   /* top: a right record came in this run (any partition, late too) */
-	int left_failed;   /* top: the left input's writer failed with this exit status (-1: killed) */
 	int64_t idle_next; /* monotonic time the next partition turns idle */
 	int64_t started;   /* monotonic start time: unseen partitions are waited for --idle */
 	int64_t lw;       /* the left time history is kept for: the slowest left partition's */
@@ -177,7 +193,6 @@ struct ss_asof {
 	bool batch;       /* the right input is a regular file and there is no state: it is
 			     complete, every result is final when written (asof_run.c) */
 	bool revision0;   /* --emit revise over files: each result written once, revision 0 */
-	bool right_whole; /* the right input is a file read whole first: nothing in it is late */
 	struct asof_index *index; /* the right file, indexed whole (asof_index.c), or NULL: built
 				   and freed by the batch run (asof_run.c) */
 	struct asof_ahead *lahead, *rahead; /* a file parsed ahead on a thread (asof_ahead.c), or NULL */
@@ -196,11 +211,9 @@ struct ss_asof {
 		uint64_t line;
 		char reason[512];
 	} bad;
-	const char *lname, *rname;
 	ss_reader *lrd, *rrd; /* the inputs while a run reads them (one input: lrd) */
 	ss_progress *progress; /* the live line, or NULL */
 	int64_t in_size;       /* bytes of both inputs when both are regular files, else -1 */
-	FILE *late;
 	struct asof_state *st;    /* --state, or NULL */
 	struct asof_state *spill; /* where held records overflow: st, or a temporary file */
 	size_t held_bytes, spill_limit;
@@ -213,24 +226,7 @@ struct ss_asof {
 	int64_t spill_min_t;
 	struct asof_counters n; /* for the summary */
 	struct asof_outbox outbox; /* --acks: results not yet delivered */
-	ss_acks *acks;       /* the top join's --acks file, or NULL */
-	uint64_t lines_out;  /* top: lines written in this run */
-	uint64_t delivered;  /* top: of which delivered, as the acks file said at the last commit */
-	bool backlog_warned; /* top: told that results are piling up undelivered */
 };
-
-/* The join whose output, names and counts a join's are: its top, or itself. */
-static inline ss_asof *
-asof_top(ss_asof *j)
-{
-	return j->top ? j->top : j;
-}
-
-static inline const ss_asof *
-asof_ctop(const ss_asof *j)
-{
-	return j->top ? j->top : j;
-}
 
 static inline int64_t
 asof_sat_add(int64_t a, int64_t b)
@@ -316,7 +312,7 @@ void asof_parse_fail(ss_asof *j);
  * elsewhere (asof_ahead.c). */
 void asof_parsed(ss_asof *j, bool left, const struct asof_in *in);
 /* A line of the one input (--left-topic/--right-topic), parsed into j->lin or j->rin as
- * *left says; false for a blank or rejected one (another topic, no envelope). */
+ * *left says; ASOF_GOT_NONE for a blank or rejected one (another topic, no envelope). */
 enum asof_got asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *left);
 /* The event time of a line, unvalidated and unreported: for checking an order only. */
 bool asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t *t);
@@ -335,13 +331,15 @@ void asof_join_right_end(ss_asof *j);
 bool asof_join_applied(ss_asof *j, const struct ss_envelope *env);
 /* Results out (output, late file, acks read), then this join's state committed. */
 void asof_join_idle(ss_asof *j);
-/* The one join, or the top of a directory of them (ss_asof_new): compile the
- * expressions, open the late file, the acks file and --state. */
-ss_asof *asof_join_open(const struct ss_asof_opts *opts, ss_writer *out);
-/* A partition-join of top for partition number partition, with its state in path
- * (borrowed until asof_join_free). */
-ss_asof *asof_join_new(ss_asof *top, const char *path, int32_t partition);
-/* Close the state and free the join (a top join: what its partition-joins borrow too). */
+/* The one join, or the top of a directory of them (ss_asof_new), of the run cx: with
+ * --state, its state opened. */
+ss_asof *asof_join_open(struct asof_ctx *cx, const struct ss_asof_opts *opts);
+/* A partition-join of the run cx for partition number partition, with the top's options
+ * top and its state in path (borrowed until asof_join_free); right_eof: the right input
+ * has ended (its held records are finished as it loads). */
+ss_asof *asof_join_new(struct asof_ctx *cx, const struct ss_asof_opts *top, const char *path, int32_t partition,
+		       bool right_eof);
+/* Close the state and free the join (not its cx: the router's). */
 void asof_join_free(ss_asof *j);
 void asof_counters_add(struct asof_counters *sum, const struct asof_counters *c);
 /* The counters of this join alone, and the records it still holds. */

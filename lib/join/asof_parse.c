@@ -49,7 +49,7 @@ reject(ss_asof *j, bool left, const struct asof_in *in, const char *what, const 
 	if (!left && in->line <= j->rquiet)
 		return; /* reported when the file was read the first time */
 	snprintf(reason, sizeof reason, "%s: %s%s%s", left ? "left" : "right", what, *what ? ": " : "", why);
-	report(j, left ? j->lname : j->rname, in, reason);
+	report(j, left ? j->cx->lname : j->cx->rname, in, reason);
 }
 
 /* A record of the one input whose side is not known (ss_asof_run_one). */
@@ -59,13 +59,13 @@ reject_unsided(ss_asof *j, const struct asof_in *in, const char *what, const cha
 	char reason[512];
 
 	snprintf(reason, sizeof reason, "%s%s%s", what, *what ? ": " : "", why);
-	report(j, j->lname, in, reason);
+	report(j, j->cx->lname, in, reason);
 }
 
 static bool
 parse_time(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
 {
-	ss_expr *e = left ? j->lon : j->ron;
+	ss_expr *e = left ? j->cx->lon : j->cx->ron;
 	const char *p, *why = "no time";
 	size_t n;
 	bool ok;
@@ -96,7 +96,7 @@ parse_time(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
 static bool
 parse_key(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
 {
-	ss_expr *e = left ? j->lby : j->rby;
+	ss_expr *e = left ? j->cx->lby : j->cx->rby;
 	const char *p;
 	size_t n;
 
@@ -133,8 +133,6 @@ asof_parsed(ss_asof *j, bool left, const struct asof_in *in)
 	}
 }
 
-/* Parse a line into in; false for a blank line or a rejected record (the policy has
- * reported it, or exited). */
 /* The fields of a validated record, and its envelope unless env_read says in->env
  * already holds it. */
 static enum asof_got
@@ -166,7 +164,7 @@ parse_valid(ss_asof *j, bool left, struct asof_in *in, bool env_read)
 bool
 asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t *t)
 {
-	ss_expr *e = left ? j->lon : j->ron;
+	ss_expr *e = left ? j->cx->lon : j->cx->ron;
 	const char *p, *why;
 	size_t n;
 	ss_rec rec;
@@ -201,6 +199,8 @@ valid_noted(struct asof_in *in, const char **why)
 	return ss_jscan_document_members(in->raw, in->raw + in->len, in->members, max, &in->nmembers, why);
 }
 
+/* Parse a line into in: a good record, nothing for a blank line or a rejected record
+ * (the policy has reported it), or the end of the run (kept in j->bad, not reported). */
 enum asof_got
 asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in)
 {
