@@ -2,25 +2,11 @@
  * (asof_parse.c), it puts right ones into the history (asof_match.c), answers or holds
  * left ones (asof_held.c), revises results, and writes them (asof_emit.c). The input loop
  * that feeds it lives in asof_run.c, the --state file in asof_state.c. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "join/asof_impl.h"
 #include "base/diag.h"
-#include "stream/wfile.h"
-#include "base/proj.h"
-
-/* --select runs on jq directly: it may yield several values or none (a filter). */
-static jq_state *
-compile_select(const char *text)
-{
-	ss_expr_free(ss_expr_compile(text, "--select")); /* reports errors as every tool does */
-	jq_state *jq = jq_init();
-	if (jq == NULL || !jq_compile(jq, text))
-		ss_diag_die(SS_EXIT_EXPR, "--select: cannot compile '%s'", text);
-	return jq;
-}
 
 /* Bytes of held left records kept in memory before they overflow to disk. */
 static size_t
@@ -52,42 +38,42 @@ asof_join_totals(const ss_asof *j, struct asof_counters *c, size_t *held)
 
 /* ---- bad records (asof_parse.c reports them) ---- */
 
-/* A bad record is about to end the run (--on-error fail): without a state file the held
- * records would be lost with the process, so they go out with what is known, as at
- * the end of the right input. */
-static void
-finish_held(ss_asof *j)
+/* A bad record is about to end the run (--on-error fail; the run calls this before the
+ * report, asof_parse_fail): without a state file the held records would be lost with
+ * the process, so they go out with what is known, as at the end of the right input. */
+void
+asof_join_finish_held(ss_asof *j)
 {
-	if (j->o.onerror->mode != SS_ONERROR_FAIL || j->st || j->dir || (j->heap.n == 0 && j->spilled == 0))
+	if (j->o.onerror->mode != SS_ONERROR_FAIL || j->st || (j->heap.n == 0 && j->spilled == 0))
 		return;
 	j->right_eof = true;
 	asof_release_final(j);
 }
 
-/* The join being opened, until it is returned. A failure on the way (a file refused, a
- * bad expression, a state file that will not open) ends the process, and what the join
- * had built is then process state like any other, not a leak: LeakSanitizer, which
- * reports blocks nothing points to, must find it from here (CI: a refused --late-file
- * was reported as a leak of the whole join when no register still held it). Volatile:
- * nothing in the program reads it, and the compiler would drop the stores. */
+/* The join being opened, until it is returned. A failure on the way (a state file that
+ * will not open) ends the process, and what the join had built is then process state
+ * like any other, not a leak: LeakSanitizer, which reports blocks nothing points to,
+ * must find it from here (CI: a refused --late-file, now refused as the router opens
+ * the run's cx, was reported as a leak of the whole join when no register still held
+ * it). Volatile: nothing in the program reads it, and the compiler would drop the
+ * stores. */
 static ss_asof *volatile opening;
 
 static ss_asof *
-join_alloc(const struct ss_asof_opts *opts, ss_writer *out)
+join_alloc(struct asof_ctx *cx, const struct ss_asof_opts *opts)
 {
 	ss_asof *j = calloc(1, sizeof *j);
 
 	if (j == NULL)
 		ss_diag_die(SS_EXIT_DATA, "out of memory");
 	j->o = *opts;
-	j->out = out;
+	j->cx = cx;
 	j->maxr = j->lw = j->lw_bare = j->spill_min_t = j->wm = ASOF_NONE;
 	j->idle_next = INT64_MAX;
 	j->partition = -1;
 	j->started = ss_time_mono();
 	j->spill_limit = spill_limit();
 	j->hist_limit = history_limit();
-	j->finish_held = finish_held;
 	return j;
 }
 
@@ -174,56 +160,33 @@ state_open(ss_asof *j)
 		asof_state_queues(j->st, j, asof_oq_loaded);
 	asof_history_loaded(j);
 	if (j->rseq > 0)
-		asof_top(j)->had_history = true;
+		j->cx->had_history = true;
 	asof_outbox_resend(j);
 	asof_wm_update(j);
 	asof_release_final(j);
 }
 
 ss_asof *
-asof_join_new(ss_asof *top, const char *path, int32_t partition)
+asof_join_new(struct asof_ctx *cx, const struct ss_asof_opts *top, const char *path, int32_t partition,
+	      bool right_eof)
 {
-	ss_asof *j = opening = join_alloc(&top->o, top->out);
+	ss_asof *j = opening = join_alloc(cx, top);
 
-	j->top = top;
 	j->partition = partition;
 	j->o.state = path;
 	j->o.state_dir = NULL;
 	j->o.right_partitions = 0; /* its one right partition */
-	j->lon = top->lon;
-	j->ron = top->ron;
-	j->lby = top->lby;
-	j->rby = top->rby;
-	j->select = top->select;
-	j->proj = top->proj;
-	j->late = top->late;
-	j->right_eof = top->right_eof;
+	j->right_eof = right_eof;
 	state_open(j);
 	opening = NULL;
 	return j;
 }
 
 ss_asof *
-asof_join_open(const struct ss_asof_opts *opts, ss_writer *out)
+asof_join_open(struct asof_ctx *cx, const struct ss_asof_opts *opts)
 {
-	ss_asof *j = opening = join_alloc(opts, out);
+	ss_asof *j = opening = join_alloc(cx, opts);
 
-	j->lon = ss_expr_compile(opts->left_on, opts->left_on == opts->right_on ? "--on" : "--left-on");
-	j->ron = ss_expr_compile(opts->right_on, opts->left_on == opts->right_on ? "--on" : "--right-on");
-	if (opts->left_by)
-		j->lby = ss_expr_compile(opts->left_by, opts->left_by == opts->right_by ? "--by" : "--left-by");
-	if (opts->right_by)
-		j->rby = ss_expr_compile(opts->right_by, opts->left_by == opts->right_by ? "--by" : "--right-by");
-	if (opts->select) {
-		j->select = compile_select(opts->select);
-		j->proj = ss_proj_compile(opts->select);
-	}
-	if (opts->late_file && (j->late = ss_wfile_append(opts->late_file)) == NULL)
-		ss_diag_die(SS_EXIT_DATA, "%s: cannot open: %s", opts->late_file, ss_wfile_strerror(errno));
-	if (opts->acks) {
-		j->acks = ss_acks_open(opts->acks);
-		ss_acks_start(j->acks); /* before the first line, resent ones included */
-	}
 	if (opts->state)
 		state_open(j);
 	opening = NULL;
@@ -285,14 +248,12 @@ right_changed(ss_asof *j, struct asof_key *k, int64_t t)
 static void
 tell_blind(ss_asof *j)
 {
-	ss_asof *top = asof_top(j);
-
-	if (top->blind_told || j->wm != ASOF_NONE || !asof_wm_blind(j))
+	if (j->cx->blind_told || j->wm != ASOF_NONE || !asof_wm_blind(j))
 		return;
-	top->blind_told = true;
+	j->cx->blind_told = true;
 	ss_diag_warn("%s: its records carry Kafka partitions, but nothing says which partitions it has "
 		     "(its writer is not ss-consume on this host): left records wait for its end to be "
-		     "answered exactly; --right-partitions N says how many to wait for", top->rname);
+		     "answered exactly; --right-partitions N says how many to wait for", j->cx->rname);
 }
 
 /* A closed left record (revise) whose answer a late right record may have changed. */
@@ -393,11 +354,9 @@ asof_join_right(ss_asof *j, const struct asof_in *in)
 void
 asof_check_right_empty(ss_asof *j)
 {
-	ss_asof *top = asof_top(j);
-
-	if (top->right_empty && !top->o.allow_empty_right)
+	if (j->cx->right_empty && !j->o.allow_empty_right)
 		ss_diag_die(SS_EXIT_DATA, "%s: ended without a record: every left record would be joined with "
-			    "null (did its consumer fail? --allow-empty-right accepts it)", top->rname);
+			    "null (did its consumer fail? --allow-empty-right accepts it)", j->cx->rname);
 }
 
 /* Revision number of a left record's first result in this run: 0, or the next one when
@@ -495,11 +454,11 @@ asof_join_right_end(ss_asof *j)
 void
 asof_join_idle(ss_asof *j)
 {
-	ss_writer_flush(j->out);
-	if (j->late)
-		fflush(j->late);
-	if (j->acks)
-		j->delivered = ss_acks_delivered(j->acks);
+	ss_writer_flush(j->cx->out);
+	if (j->cx->late)
+		fflush(j->cx->late);
+	if (j->cx->acks)
+		j->cx->delivered = ss_acks_delivered(j->cx->acks);
 	if (j->st) {
 		asof_outbox_trim(j);
 		state_save(j);
@@ -522,21 +481,6 @@ asof_counters_add(struct asof_counters *sum, const struct asof_counters *c)
 	sum->revisions += c->revisions;
 	sum->early += c->early;
 	sum->replayed += c->replayed;
-}
-
-/* What a partition-join borrows from its top join stays the top's to free. */
-static void
-free_shared(ss_asof *j)
-{
-	ss_expr_free(j->lon);
-	ss_expr_free(j->ron);
-	ss_expr_free(j->lby);
-	ss_expr_free(j->rby);
-	if (j->select)
-		jq_teardown(&j->select);
-	ss_proj_free(j->proj);
-	if (j->late)
-		fclose(j->late);
 }
 
 void
@@ -567,12 +511,9 @@ asof_join_free(ss_asof *j)
 	free(j->near[1].raw);
 	free(j->heap.v);
 	free(j->outbox.v);
-	ss_acks_close(j->acks);
 	free(j->rparts.v);
 	free(j->lparts.v);
 	asof_map_free(&j->keys);
-	if (j->top == NULL)
-		free_shared(j);
 	ss_buf_free(&j->obuf);
 	ss_buf_free(&j->lin.key);
 	ss_buf_free(&j->rin.key);

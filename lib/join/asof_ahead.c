@@ -303,7 +303,7 @@ at_start(ss_reader *r, struct stat *st)
 struct asof_ahead *
 asof_ahead_start(ss_asof *j, ss_reader *r, bool left)
 {
-	ss_expr *on = left ? j->lon : j->ron, *by = left ? j->lby : j->rby;
+	ss_expr *on = left ? j->cx->lon : j->cx->ron, *by = left ? j->cx->lby : j->cx->rby;
 	struct stat st;
 
 	if (disabled() || !j->batch || ss_reader_lineno(r) != 0 || !ss_expr_is_path(on) ||
@@ -366,18 +366,18 @@ advance(struct asof_ahead *a)
 	a->next = 0;
 }
 
-bool
+enum asof_got
 asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in)
 {
 	for (;;) {
 		if (a->cur == NULL || a->next == a->cur->n) {
 			if (a->ended)
-				return false;
+				return ASOF_GOT_NONE;
 			if (a->cur != NULL && a->cur->last) {
 				if (a->cur->err != 0)
 					ss_diag_die(SS_EXIT_DATA, "%s: read: %s", a->name, strerror(a->cur->err));
 				a->ended = true;
-				return false;
+				return ASOF_GOT_NONE;
 			}
 			advance(a);
 			continue;
@@ -387,8 +387,9 @@ asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in)
 		a->off = r->off;
 		a->line = r->line;
 		if (!r->ok) {
-			if (asof_parse(j, left, raw, r->len, r->line, in))
-				return true;
+			enum asof_got got = asof_parse(j, left, raw, r->len, r->line, in);
+			if (got != ASOF_GOT_NONE)
+				return got;
 			continue;
 		}
 		in->raw = raw;
@@ -400,7 +401,7 @@ asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in)
 		if (r->klen > 0)
 			ss_buf_add(&in->key, a->cur->keys.data + r->kat, r->klen);
 		asof_parsed(j, left, in);
-		return true;
+		return ASOF_GOT_RECORD;
 	}
 }
 
@@ -520,7 +521,7 @@ order_check(void *arg)
 bool
 asof_ahead_in_order(ss_asof *j, ss_reader *r, bool left, bool *sorted)
 {
-	ss_expr *on = left ? j->lon : j->ron;
+	ss_expr *on = left ? j->cx->lon : j->cx->ron;
 	size_t csize = chunk_size();
 	struct stat st;
 	char blk[4096];

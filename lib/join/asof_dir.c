@@ -9,7 +9,8 @@
  * partition number, not a topic: a right record may open it before any left record.
  * Here too is the router: the join's entry points (asof_left, asof_right, asof_tick ...)
  * go to the one join, or to the partition-joins; and the public handle of asof.h
- * (ss_asof_new, ss_asof_free, ss_asof_summary), which opens the one join or the
+ * (ss_asof_new, ss_asof_free, ss_asof_summary), which opens what the joins of the run
+ * share (struct asof_ctx: it owns it, and frees it after them) and the one join or the
  * directory. The router calls the engine (asof.c, asof_held.c), never the other way. */
 #include <dirent.h>
 #include <errno.h>
@@ -27,6 +28,7 @@
 #include "base/diag.h"
 #include "stream/wfile.h"
 #include "db/store.h"
+#include "base/proj.h"
 
 #define LOCK_RETRY_NS (100 * INT64_C(1000000))
 #define LOCK_WAIT_NS (10 * INT64_C(1000000000))
@@ -148,12 +150,19 @@ lock_slot(ss_asof *top, struct asof_slot *s, bool wait)
 	}
 }
 
+/* The partition-join of s, its state loaded: the top's options, the run's cx. */
+static ss_asof *
+partition_join(ss_asof *top, const struct asof_slot *s)
+{
+	return asof_join_new(top->cx, &top->o, s->path, s->partition, top->right_eof);
+}
+
 /* Open partition s: lock it, then load its state. */
 static void
 slot_open(ss_asof *top, struct asof_slot *s)
 {
 	s->lock = lock_slot(top, s, true);
-	s->j = asof_join_new(top, s->path, s->partition);
+	s->j = partition_join(top, s);
 	s->held = false;
 }
 
@@ -178,10 +187,10 @@ asof_dir_resend(ss_asof *top)
 		if (strcmp(name, e->d_name) != 0)
 			continue; /* its -wal, its -shm */
 		struct asof_slot *s = slot_get(d, p);
-		top->had_history = true; /* an earlier run's right records may be there */
+		top->cx->had_history = true; /* an earlier run's right records may be there */
 		if (s->j != NULL || !asof_state_keeps_results(s->path) || (s->lock = lock_slot(top, s, false)) < 0)
 			continue;
-		s->j = asof_join_new(top, s->path, s->partition);
+		s->j = partition_join(top, s);
 		s->seen = ss_time_mono();
 	}
 	closedir(dh);
@@ -210,7 +219,7 @@ asof_dir_right_end(ss_asof *top)
 		if (s->j) {
 			asof_join_right_end(s->j);
 		} else if (s->held && (s->lock = lock_slot(top, s, false)) >= 0) {
-			s->j = asof_join_new(top, s->path, s->partition); /* finishes them as it loads */
+			s->j = partition_join(top, s); /* finishes them as it loads */
 			s->held = false;
 		}
 	}
@@ -367,8 +376,8 @@ asof_right_end(ss_asof *j)
 void
 asof_tick(ss_asof *j)
 {
-	if (ss_feed_refresh(j->rfeed, false))
-		j->feed_gen++;
+	if (ss_feed_refresh(j->cx->rfeed, false))
+		j->cx->feed_gen++;
 	if (j->dir)
 		asof_dir_tick(j);
 	else
@@ -393,6 +402,17 @@ asof_applied(ss_asof *j, const struct ss_envelope *env)
 	return j->dir ? asof_dir_applied(j, env) : asof_join_applied(j, env);
 }
 
+/* A bad record ends the run (asof_parse said ASOF_GOT_FATAL): the one join's held
+ * records go out first (partition-joins keep theirs in their state files), then the
+ * record is reported, which exits. */
+void
+asof_fail(ss_asof *j)
+{
+	if (j->dir == NULL)
+		asof_join_finish_held(j);
+	asof_parse_fail(j);
+}
+
 /* ---- the public handle (asof.h): the one join, or the router over a directory ---- */
 
 static ss_asof *atexit_join; /* commits and reports when a data error exits */
@@ -413,18 +433,80 @@ exit_handler(void)
 	j->lahead = j->rahead = NULL;
 	/* an exit in the middle of a --select leaves libjq's stack to tear down; first, as
 	 * a closed output ends the process inside asof_idle (EPIPE) */
-	if (j->select)
-		jq_teardown(&j->select);
+	if (j->cx->select)
+		jq_teardown(&j->cx->select);
 	asof_idle(j);
 	asof_totals(j, &c, &held);
 	if (c.late || c.expired || c.early || c.replayed || held)
 		ss_asof_summary(j);
 }
 
+/* --select runs on jq directly: it may yield several values or none (a filter). */
+static jq_state *
+compile_select(const char *text)
+{
+	ss_expr_free(ss_expr_compile(text, "--select")); /* reports errors as every tool does */
+	jq_state *jq = jq_init();
+	if (jq == NULL || !jq_compile(jq, text))
+		ss_diag_die(SS_EXIT_EXPR, "--select: cannot compile '%s'", text);
+	return jq;
+}
+
+/* The context being opened, until a join holds it: a failure on the way ends the
+ * process, and LeakSanitizer must find what was built from here (asof.c: opening).
+ * Volatile: nothing reads it, and the compiler would drop the stores. */
+static struct asof_ctx *volatile opening_cx;
+
+/* What the joins of the run share: the expressions compiled (exit 3 on a bad one), the
+ * late file and the acks file opened. */
+static struct asof_ctx *
+ctx_open(const struct ss_asof_opts *opts, ss_writer *out)
+{
+	struct asof_ctx *cx = opening_cx = ss_xmalloc(sizeof *cx);
+
+	*cx = (struct asof_ctx){.out = out};
+	cx->lon = ss_expr_compile(opts->left_on, opts->left_on == opts->right_on ? "--on" : "--left-on");
+	cx->ron = ss_expr_compile(opts->right_on, opts->left_on == opts->right_on ? "--on" : "--right-on");
+	if (opts->left_by)
+		cx->lby = ss_expr_compile(opts->left_by, opts->left_by == opts->right_by ? "--by" : "--left-by");
+	if (opts->right_by)
+		cx->rby = ss_expr_compile(opts->right_by, opts->left_by == opts->right_by ? "--by" : "--right-by");
+	if (opts->select) {
+		cx->select = compile_select(opts->select);
+		cx->proj = ss_proj_compile(opts->select);
+	}
+	if (opts->late_file && (cx->late = ss_wfile_append(opts->late_file)) == NULL)
+		ss_diag_die(SS_EXIT_DATA, "%s: cannot open: %s", opts->late_file, ss_wfile_strerror(errno));
+	if (opts->acks) {
+		cx->acks = ss_acks_open(opts->acks);
+		ss_acks_start(cx->acks); /* before the first line, resent ones included */
+	}
+	return cx;
+}
+
+/* After the joins: they close their states first. */
+static void
+ctx_free(struct asof_ctx *cx)
+{
+	ss_acks_close(cx->acks);
+	ss_expr_free(cx->lon);
+	ss_expr_free(cx->ron);
+	ss_expr_free(cx->lby);
+	ss_expr_free(cx->rby);
+	if (cx->select)
+		jq_teardown(&cx->select);
+	ss_proj_free(cx->proj);
+	if (cx->late)
+		fclose(cx->late);
+	free(cx);
+}
+
 ss_asof *
 ss_asof_new(const struct ss_asof_opts *opts, ss_writer *out)
 {
-	ss_asof *j = asof_join_open(opts, out);
+	ss_asof *j = asof_join_open(ctx_open(opts, out), opts);
+
+	opening_cx = NULL;
 
 	if (opts->state_dir) {
 		j->dir = asof_dir_open(opts->state_dir);
@@ -478,5 +560,7 @@ ss_asof_free(ss_asof *j)
 	atexit_join = NULL;
 	if (j->dir)
 		asof_dir_free(j);
+	struct asof_ctx *cx = j->cx;
 	asof_join_free(j);
+	ctx_free(cx);
 }

@@ -9,9 +9,9 @@
 static void
 write_selected(ss_asof *j, const ss_buf *b, uint64_t line)
 {
-	jq_start(j->select, jv_parse_sized(b->data, (int)b->len), 0);
+	jq_start(j->cx->select, jv_parse_sized(b->data, (int)b->len), 0);
 	for (;;) {
-		jv v = jq_next(j->select);
+		jv v = jq_next(j->cx->select);
 		if (jv_is_valid(v)) {
 			jv s = jv_dump_string(v, 0);
 			asof_out(j, jv_string_value(s), (size_t)jv_string_length_bytes(jv_copy(s)));
@@ -22,8 +22,8 @@ write_selected(ss_asof *j, const ss_buf *b, uint64_t line)
 			char msg[256], reason[320];
 			snprintf(reason, sizeof reason, "left: --select: %s", ss_expr_errmsg(v, msg, sizeof msg));
 			jv_free(v);
-			/* a partition-join's names are its top's, which the run sets */
-			ss_errpolicy_reject(j->o.onerror, asof_top(j)->lname, line, b->data, b->len, reason);
+			/* the names are the run's (struct asof_ctx) */
+			ss_errpolicy_reject(j->o.onerror, j->cx->lname, line, b->data, b->len, reason);
 			return;
 		}
 		jv_free(v);
@@ -36,22 +36,20 @@ write_selected(ss_asof *j, const ss_buf *b, uint64_t line)
 void
 asof_approximated(ss_asof *j, unsigned mark, uint64_t line)
 {
-	ss_asof *top = asof_top(j);
-
 	if (mark & ASOF_MARK_EXPIRED) {
 		j->n.expired++;
-		if (!(top->told & ASOF_MARK_EXPIRED))
+		if (!(j->cx->told & ASOF_MARK_EXPIRED))
 			ss_diag_warn("%s:%" PRIu64 ": a left record older than the right history kept (--retain): "
-				     "written with \"right\": null and \"expired\": true, and counted", top->lname, line);
+				     "written with \"right\": null and \"expired\": true, and counted", j->cx->lname, line);
 	}
 	if (mark & ASOF_MARK_EARLY) {
 		j->n.early++;
-		if (!(top->told & ASOF_MARK_EARLY))
+		if (!(j->cx->told & ASOF_MARK_EARLY))
 			ss_diag_warn("%s:%" PRIu64 ": a result written before the right stream passed its time (%s): "
-				     "marked \"final\": false, and counted", top->lname, line,
+				     "marked \"final\": false, and counted", j->cx->lname, line,
 				     j->o.emit == SS_ASOF_EAGER ? "--emit eager" : "--max-delay");
 	}
-	top->told |= mark;
+	j->cx->told |= mark;
 }
 
 /* The marks of a result, as JSON members. */
@@ -79,7 +77,7 @@ emit_projected(ss_asof *j, const char *raw, size_t len, const struct asof_right 
 	else if (mark & ASOF_MARK_EARLY)
 		m[root.nmembers++] = (struct ss_proj_member){"final", "false", 5};
 	ss_buf_reset(&j->obuf);
-	if (!ss_proj_eval(j->proj, &root, &j->obuf))
+	if (!ss_proj_eval(j->cx->proj, &root, &j->obuf))
 		return false;
 	asof_out(j, j->obuf.data, j->obuf.len);
 	return true;
@@ -101,27 +99,27 @@ asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct a
 		revision = 0;
 	j->n.emitted++;
 	j->n.matched += r != NULL;
-	if (j->select == NULL && asof_top(j)->acks == NULL) {
+	if (j->cx->select == NULL && j->cx->acks == NULL) {
 		/* straight into the output buffer: no line to keep, nothing to reshape; a
 		 * reader of a killed process's output still gets whole lines */
 		const char *marks = mark_text(mark);
 		/* the whole line in one write(2): braces and names 19 bytes, the revision
 		 * member at most sizeof num */
-		ss_writer_reserve(j->out, len + (r ? r->len : 4) + 19 + sizeof num + strlen(marks));
-		ss_writer_write(j->out, "{\"left\":", 8);
-		ss_writer_write(j->out, raw, len);
-		ss_writer_write(j->out, ",\"right\":", 9);
+		ss_writer_reserve(j->cx->out, len + (r ? r->len : 4) + 19 + sizeof num + strlen(marks));
+		ss_writer_write(j->cx->out, "{\"left\":", 8);
+		ss_writer_write(j->cx->out, raw, len);
+		ss_writer_write(j->cx->out, ",\"right\":", 9);
 		if (r)
-			ss_writer_write(j->out, r->raw, r->len);
+			ss_writer_write(j->cx->out, r->raw, r->len);
 		else
-			ss_writer_write(j->out, "null", 4);
+			ss_writer_write(j->cx->out, "null", 4);
 		if (revision >= 0)
-			ss_writer_write(j->out, num, (size_t)snprintf(num, sizeof num, ",\"revision\":%" PRId64, revision));
-		ss_writer_puts(j->out, marks);
-		ss_writer_write(j->out, "}\n", 2);
+			ss_writer_write(j->cx->out, num, (size_t)snprintf(num, sizeof num, ",\"revision\":%" PRId64, revision));
+		ss_writer_puts(j->cx->out, marks);
+		ss_writer_write(j->cx->out, "}\n", 2);
 		return;
 	}
-	if (j->proj && emit_projected(j, raw, len, r, revision, mark))
+	if (j->cx->proj && emit_projected(j, raw, len, r, revision, mark))
 		return;
 	ss_buf_reset(b);
 	ss_buf_add(b, "{\"left\":", 8);
@@ -135,7 +133,7 @@ asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct a
 		ss_buf_add(b, num, (size_t)snprintf(num, sizeof num, ",\"revision\":%" PRId64, revision));
 	ss_buf_adds(b, mark_text(mark));
 	ss_buf_addc(b, '}');
-	if (j->select)
+	if (j->cx->select)
 		write_selected(j, b, line);
 	else
 		asof_out(j, b->data, b->len);
@@ -145,9 +143,9 @@ asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct a
 void
 asof_to_late_file(ss_asof *j, const struct asof_in *in)
 {
-	if (j->late) {
-		fwrite(in->raw, 1, in->len, j->late);
-		fputc('\n', j->late);
+	if (j->cx->late) {
+		fwrite(in->raw, 1, in->len, j->cx->late);
+		fputc('\n', j->cx->late);
 	}
 }
 
@@ -156,16 +154,14 @@ asof_to_late_file(ss_asof *j, const struct asof_in *in)
 void
 asof_late(ss_asof *j, const struct asof_in *in)
 {
-	ss_asof *top = asof_top(j);
-
 	j->n.late++;
 	asof_to_late_file(j, in);
-	if (top->told & ASOF_MARK_LATE)
+	if (j->cx->told & ASOF_MARK_LATE)
 		return;
-	top->told |= ASOF_MARK_LATE;
+	j->cx->told |= ASOF_MARK_LATE;
 	ss_diag_warn("%s:%" PRIu64 ": a right record older than what its partition already delivered "
-		     "(--grace %gs): late, %s, and counted%s", top->rname, in->line, (double)j->o.grace / 1e9,
+		     "(--grace %gs): late, %s, and counted%s", j->cx->rname, in->line, (double)j->o.grace / 1e9,
 		     asof_keeps_closed(j) ? "applied, every result it changes revised" : "not applied",
-		     j->late ? " (in the --late-file)" : "");
+		     j->cx->late ? " (in the --late-file)" : "");
 }
 

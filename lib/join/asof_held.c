@@ -438,7 +438,7 @@ asof_release_final(ss_asof *j)
 void
 asof_join_tick(ss_asof *j)
 {
-	if (j->feed_synced != asof_top(j)->feed_gen) {
+	if (j->feed_synced != j->cx->feed_gen) {
 		asof_wm_feed(j); /* the right input's writer said more */
 		if (asof_wm_update(j))
 			asof_release_final(j);

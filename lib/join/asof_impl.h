@@ -139,17 +139,42 @@ struct asof_state;
 struct asof_row;
 struct asof_dir;
 
-/* A join: with --state-dir, the top join only parses and routes records to one
- * partition-join per partition number (asof_dir.c); a partition-join is a whole join
- * with its own --state file that borrows the top's expressions, output and late file. */
-struct ss_asof {
-	struct ss_asof_opts o;
-	ss_asof *top;          /* the router a partition-join belongs to, or NULL */
-	struct asof_dir *dir;  /* --state-dir: the partition-joins, or NULL */
+/* What the joins of one run share, owned by the router (asof_dir.c: opened by ss_asof_new,
+ * freed by ss_asof_free after the joins): the output, the compiled expressions, the
+ * --late-file and the --acks file, the inputs' names and what their writers tell, what
+ * was said once on stderr, and the counts that are the run's, not a partition's. A
+ * join (the one join, or each partition-join of a --state-dir) reaches it through its
+ * cx; nothing in it belongs to one join. */
+struct asof_ctx {
 	ss_writer *out;
 	ss_expr *lon, *ron, *lby, *rby;
 	jq_state *select;
 	struct ss_proj *proj; /* --select without libjq (proj.h), or NULL */
+	FILE *late;
+	ss_acks *acks;        /* --acks, or NULL */
+	const char *lname, *rname;
+	ss_feed_in *rfeed; /* what the right input's writer tells (one input: its), or NULL */
+	ss_feed_in *lfeed; /* the same of the left input */
+	uint64_t feed_gen; /* times rfeed was read; a join syncs when it has not seen the last */
+	bool blind_told;   /* said that the right partitions cannot be known */
+	unsigned told;     /* the ASOF_MARK_* said on stderr already */
+	bool right_empty;  /* the right input ended without a record, and none came before */
+	bool had_history;  /* a state holds right records of an earlier run */
+	bool right_seen;   /* a right record came in this run (any partition, late too) */
+	int left_failed;   /* the left input's writer failed with this exit status (-1: killed) */
+	bool right_whole;  /* the right input is a file read whole first: nothing in it is late */
+	uint64_t lines_out;  /* --acks: lines written in this run */
+	uint64_t delivered;  /* of which delivered, as the acks file said at the last commit */
+	bool backlog_warned; /* told that results are piling up undelivered */
+};
+
+/* A join: with --state-dir, the top join only parses and routes records to one
+ * partition-join per partition number (asof_dir.c); a partition-join is a whole join
+ * with its own --state file. What they share is the run's (cx). */
+struct ss_asof {
+	struct ss_asof_opts o;
+	struct asof_ctx *cx;   /* the run's, shared by its joins (the router's) */
+	struct asof_dir *dir;  /* --state-dir: the partition-joins, or NULL */
 	struct asof_map keys;
 	struct asof_heap heap;
 	struct asof_held *afirst, *alast;
@@ -157,17 +182,8 @@ struct ss_asof {
 	struct asof_parts rparts; /* per topic-partition of enveloped right records */
 	int64_t wm;        /* the effective right watermark (asof_wm.c) */
 	int32_t partition; /* a partition-join's partition number, else -1 */
-	ss_feed_in *rfeed; /* top: what the right input's writer tells (one input: its), or NULL */
-	ss_feed_in *lfeed; /* top: the same of the left input */
-	uint64_t feed_gen; /* top: times rfeed was read; a join syncs when it has not seen the last */
 	uint64_t feed_synced;
 	size_t feed_parts; /* right partitions the writer listed when last synced */
-	bool blind_told;   /* said that the right partitions cannot be known */
-	unsigned told;     /* top: the ASOF_MARK_* said on stderr already */
-	bool right_empty;  /* top: the right input ended without a record, and none came before */
-	bool had_history;  /* top: the state holds right records of an earlier run */
-	bool right_seen;   /* top: a right record came in this run (any partition, late too) */
-	int left_failed;   /* top: the left input's writer failed with this exit status (-1: killed) */
 	int64_t idle_next; /* monotonic time the next partition turns idle */
 	int64_t started;   /* monotonic start time: unseen partitions are waited for --idle */
 	int64_t lw;       /* the left time history is kept for: the slowest left partition's */
@@ -177,7 +193,6 @@ struct ss_asof {
 	bool batch;       /* the right input is a regular file and there is no state: it is
 			     complete, every result is final when written (asof_run.c) */
 	bool revision0;   /* --emit revise over files: each result written once, revision 0 */
-	bool right_whole; /* the right input is a file read whole first: nothing in it is late */
 	struct asof_index *index; /* the right file, indexed whole (asof_index.c), or NULL: built
 				   and freed by the batch run (asof_run.c) */
 	struct asof_ahead *lahead, *rahead; /* a file parsed ahead on a thread (asof_ahead.c), or NULL */
@@ -187,14 +202,18 @@ struct ss_asof {
 	uint64_t uncommitted; /* records since the last state commit */
 	ss_buf obuf;
 	struct asof_in lin, rin;
-	/* asof.c: a bad record is about to end the run (asof_parse.c, --on-error fail): the
-	 * held records go out first */
-	void (*finish_held)(ss_asof *j);
-	const char *lname, *rname;
+	/* a bad record that ends the run (--on-error fail), kept by asof_parse until the
+	 * run has sent the held records (ASOF_GOT_FATAL); raw is the reader's, still */
+	struct {
+		bool pending;
+		const char *name, *raw;
+		size_t len;
+		uint64_t line;
+		char reason[512];
+	} bad;
 	ss_reader *lrd, *rrd; /* the inputs while a run reads them (one input: lrd) */
 	ss_progress *progress; /* the live line, or NULL */
 	int64_t in_size;       /* bytes of both inputs when both are regular files, else -1 */
-	FILE *late;
 	struct asof_state *st;    /* --state, or NULL */
 	struct asof_state *spill; /* where held records overflow: st, or a temporary file */
 	size_t held_bytes, spill_limit;
@@ -207,24 +226,7 @@ struct ss_asof {
 	int64_t spill_min_t;
 	struct asof_counters n; /* for the summary */
 	struct asof_outbox outbox; /* --acks: results not yet delivered */
-	ss_acks *acks;       /* the top join's --acks file, or NULL */
-	uint64_t lines_out;  /* top: lines written in this run */
-	uint64_t delivered;  /* top: of which delivered, as the acks file said at the last commit */
-	bool backlog_warned; /* top: told that results are piling up undelivered */
 };
-
-/* The join whose output, names and counts a join's are: its top, or itself. */
-static inline ss_asof *
-asof_top(ss_asof *j)
-{
-	return j->top ? j->top : j;
-}
-
-static inline const ss_asof *
-asof_ctop(const ss_asof *j)
-{
-	return j->top ? j->top : j;
-}
 
 static inline int64_t
 asof_sat_add(int64_t a, int64_t b)
@@ -297,13 +299,21 @@ const struct asof_right *asof_pick(const ss_asof *j, int64_t t, const struct aso
 				   const struct asof_right *f);
 
 /* asof_parse.c: records parsed (asof_in), bad ones reported. */
-bool asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in);
+/* What a parse, or a read of a file's next record, gave: nothing (a blank or rejected
+ * line; of a read, the end), a good record, or a bad one that ends the run (--on-error
+ * fail), not reported yet: its caller passes it up to the run, which sends the held
+ * records first (asof_fail, asof_join_finish_held), then reports it and exits
+ * (asof_parse_fail). */
+enum asof_got { ASOF_GOT_NONE, ASOF_GOT_RECORD, ASOF_GOT_FATAL };
+enum asof_got asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in);
+/* Report the bad record that ends the run (j->bad) as the --on-error policy says: exits. */
+void asof_parse_fail(ss_asof *j);
 /* What asof_parse does besides parsing for a good record of a batch that was parsed
  * elsewhere (asof_ahead.c). */
 void asof_parsed(ss_asof *j, bool left, const struct asof_in *in);
 /* A line of the one input (--left-topic/--right-topic), parsed into j->lin or j->rin as
- * *left says; false for a blank or rejected one (another topic, no envelope). */
-bool asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *left);
+ * *left says; ASOF_GOT_NONE for a blank or rejected one (another topic, no envelope). */
+enum asof_got asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *left);
 /* The event time of a line, unvalidated and unreported: for checking an order only. */
 bool asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t *t);
 
@@ -311,6 +321,9 @@ bool asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t 
 /* A left record is about to be answered: exit 1 if the right input had no record (every
  * answer would be null) unless --allow-empty-right. */
 void asof_check_right_empty(ss_asof *j);
+/* A bad record ends the run: without a state file this join's held records would be
+ * lost with the process, so they go out now with what is known. */
+void asof_join_finish_held(ss_asof *j);
 /* One join's side of the router's entry points (asof_dir.c: asof_left ...). */
 void asof_join_left(ss_asof *j, const struct asof_in *in);
 void asof_join_right(ss_asof *j, const struct asof_in *in);
@@ -318,13 +331,15 @@ void asof_join_right_end(ss_asof *j);
 bool asof_join_applied(ss_asof *j, const struct ss_envelope *env);
 /* Results out (output, late file, acks read), then this join's state committed. */
 void asof_join_idle(ss_asof *j);
-/* The one join, or the top of a directory of them (ss_asof_new): compile the
- * expressions, open the late file, the acks file and --state. */
-ss_asof *asof_join_open(const struct ss_asof_opts *opts, ss_writer *out);
-/* A partition-join of top for partition number partition, with its state in path
- * (borrowed until asof_join_free). */
-ss_asof *asof_join_new(ss_asof *top, const char *path, int32_t partition);
-/* Close the state and free the join (a top join: what its partition-joins borrow too). */
+/* The one join, or the top of a directory of them (ss_asof_new), of the run cx: with
+ * --state, its state opened. */
+ss_asof *asof_join_open(struct asof_ctx *cx, const struct ss_asof_opts *opts);
+/* A partition-join of the run cx for partition number partition, with the top's options
+ * top and its state in path (borrowed until asof_join_free); right_eof: the right input
+ * has ended (its held records are finished as it loads). */
+ss_asof *asof_join_new(struct asof_ctx *cx, const struct ss_asof_opts *top, const char *path, int32_t partition,
+		       bool right_eof);
+/* Close the state and free the join (not its cx: the router's). */
 void asof_join_free(ss_asof *j);
 void asof_counters_add(struct asof_counters *sum, const struct asof_counters *c);
 /* The counters of this join alone, and the records it still holds. */
@@ -419,6 +434,9 @@ bool asof_done(const ss_asof *j);
 /* Has this enveloped right or left record been applied, in this run or an earlier one
  * (the state's offsets)? */
 bool asof_applied(ss_asof *j, const struct ss_envelope *env);
+/* A bad record ends the run (ASOF_GOT_FATAL): held records out first, then reported;
+ * exits. */
+void asof_fail(ss_asof *j);
 struct asof_dir *asof_dir_open(const char *path);
 /* Open the partitions whose files keep results of an earlier run, to write them again. */
 void asof_dir_resend(ss_asof *top);
@@ -438,7 +456,8 @@ void asof_outbox_resend(ss_asof *j);
 /* Drop the results delivered by now from the state (in the open batch). */
 void asof_outbox_trim(ss_asof *j);
 
-/* asof_index.c: a right regular file indexed whole (every answer is final at once). */
+/* asof_index.c: a right regular file indexed whole (every answer is final at once); NULL
+ * when a bad record in it ends the run (ASOF_GOT_FATAL: the caller's to finish). */
 struct asof_index *asof_index_build(ss_asof *j, ss_reader *r);
 /* The answer for a parsed left record; buf holds what the result points to. */
 const struct asof_right *asof_index_match(struct asof_index *ix, ss_asof *j, const struct asof_in *in,
@@ -456,9 +475,9 @@ void asof_answer_held(ss_asof *j);
  * SS_THREADS is not 0; else NULL (the reader is read on the main thread). */
 struct asof_ahead *asof_ahead_start(ss_asof *j, ss_reader *r, bool left);
 /* The next good record into in, as next_record reads it from the reader (bad ones
- * reported on the way, in order); false at the end. in->raw stays valid until the next
- * call. */
-bool asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in);
+ * reported on the way, in order); ASOF_GOT_NONE at the end, ASOF_GOT_FATAL at a bad
+ * one that ends the run. in->raw stays valid until the next call. */
+enum asof_got asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in);
 /* The file offset of the line last returned, and the number of the line last read
  * (as ss_reader_offset and ss_reader_lineno). */
 uint64_t asof_ahead_offset(const struct asof_ahead *a);
@@ -473,7 +492,7 @@ void asof_ahead_stop(struct asof_ahead *a);
 
 /* asof_read.c: the next good record of a regular file (parsed ahead or read here), and
  * the offset of its line. */
-bool asof_next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in);
+enum asof_got asof_next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in);
 uint64_t asof_record_offset(const ss_asof *j, const ss_reader *r, bool left);
 /* Redraw the live line if one is shown and it is time: cheap per record. */
 void asof_progress(ss_asof *j);

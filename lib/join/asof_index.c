@@ -229,14 +229,19 @@ struct asof_index *
 asof_index_build(ss_asof *j, ss_reader *r)
 {
 	struct asof_index *ix = calloc(1, sizeof *ix);
+	enum asof_got got;
 
 	if (ix == NULL)
 		ss_diag_die(SS_EXIT_DATA, "out of memory");
-	while (asof_next_record(j, r, false, &j->rin)) {
+	while ((got = asof_next_record(j, r, false, &j->rin)) == ASOF_GOT_RECORD) {
 		asof_progress(j);
 		j->n.right++;
 		add_entry(ix, key_number(ix, j->rin.key.data, j->rin.key.len), j->rin.t,
 			  asof_record_offset(j, r, false), j->rin.len);
+	}
+	if (got == ASOF_GOT_FATAL) { /* the run ends: its caller sends the held records */
+		asof_index_free(ix);
+		return NULL;
 	}
 	sort_entries(ix);
 	map_file(ix, r);

@@ -32,20 +32,18 @@ outbox_push(struct asof_outbox *o, uint64_t line, int64_t row)
 static void
 write_line(ss_asof *j, const char *line, size_t len, int64_t row)
 {
-	ss_asof *top = asof_top(j);
-
-	ss_writer_write(j->out, line, len);
-	ss_writer_putc(j->out, '\n');
-	if (top->acks == NULL)
+	ss_writer_write(j->cx->out, line, len);
+	ss_writer_putc(j->cx->out, '\n');
+	if (j->cx->acks == NULL)
 		return;
 	if (row == 0)
 		row = asof_state_outbox_put(j->st, line, len);
-	outbox_push(&j->outbox, ++top->lines_out, row);
-	if (top->lines_out - top->delivered >= BACKLOG_WARN && !top->backlog_warned) {
-		top->backlog_warned = true;
+	outbox_push(&j->outbox, ++j->cx->lines_out, row);
+	if (j->cx->lines_out - j->cx->delivered >= BACKLOG_WARN && !j->cx->backlog_warned) {
+		j->cx->backlog_warned = true;
 		ss_diag_warn("%" PRIu64 " results not yet delivered by %s: does the reader of this "
 			     "output report to it (ss-produce --acks)?",
-			     top->lines_out - top->delivered, ss_acks_path(top->acks));
+			     j->cx->lines_out - j->cx->delivered, ss_acks_path(j->cx->acks));
 	}
 }
 
@@ -64,7 +62,7 @@ asof_outbox_resend(ss_asof *j)
 		return;
 	ss_diag_warn("%s: %zu results of an earlier run not known to be delivered: written again",
 		     j->o.state, n);
-	if (asof_top(j)->acks == NULL) /* nobody will say they are delivered: handed over */
+	if (j->cx->acks == NULL) /* nobody will say they are delivered: handed over */
 		asof_state_outbox_trim(j->st, INT64_MAX);
 }
 
@@ -72,7 +70,7 @@ void
 asof_outbox_trim(ss_asof *j)
 {
 	struct asof_outbox *o = &j->outbox;
-	uint64_t delivered = asof_top(j)->delivered;
+	uint64_t delivered = j->cx->delivered;
 	int64_t row = 0;
 
 	while (o->n > 0 && o->v[o->head].line <= delivered) {

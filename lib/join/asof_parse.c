@@ -1,12 +1,45 @@
 /* Parsing the join's records: a line validated, its time (--on) and key (--by) read into
- * a struct asof_in, a bad one reported by the --on-error policy (the engine's held
- * records sent first when that ends the run: j->finish_held). Below the engine: the
- * input loop (asof_run.c), the reader (asof_read.c) and, on the main thread, the files
- * parsed ahead (asof_ahead.c: the lines its thread left) call it. */
+ * a struct asof_in, a bad one reported by the --on-error policy. A bad one that ends the
+ * run (--on-error fail) is not reported here but kept in j->bad and said by the result
+ * (ASOF_GOT_FATAL): the run sends the held records first, then asof_parse_fail reports
+ * it and exits. Below the engine: the input loop (asof_run.c), the reader (asof_read.c)
+ * and, on the main thread, the files parsed ahead (asof_ahead.c: the lines its thread
+ * left) call it, and it calls none of them, nor the engine. */
 #include <string.h>
 
 #include "join/asof_impl.h"
 #include "base/keyenc.h"
+
+/* A bad record to the --on-error policy; one that ends the run is kept for the caller
+ * (j->bad), who reports it once the held records are out (asof_parse_fail). */
+static void
+report(ss_asof *j, const char *name, const struct asof_in *in, const char *reason)
+{
+	if (j->o.onerror->mode != SS_ONERROR_FAIL) {
+		ss_errpolicy_reject(j->o.onerror, name, in->line, in->raw, in->len, reason);
+		return;
+	}
+	j->bad.pending = true;
+	j->bad.name = name;
+	j->bad.line = in->line;
+	j->bad.raw = in->raw;
+	j->bad.len = in->len;
+	snprintf(j->bad.reason, sizeof j->bad.reason, "%s", reason);
+}
+
+void
+asof_parse_fail(ss_asof *j)
+{
+	if (j->bad.pending)
+		ss_errpolicy_reject(j->o.onerror, j->bad.name, j->bad.line, j->bad.raw, j->bad.len, j->bad.reason);
+}
+
+/* What a parse that did not give a good record gave: nothing, or the end of the run. */
+static enum asof_got
+not_good(const ss_asof *j)
+{
+	return j->bad.pending ? ASOF_GOT_FATAL : ASOF_GOT_NONE;
+}
 
 static void
 reject(ss_asof *j, bool left, const struct asof_in *in, const char *what, const char *why)
@@ -16,8 +49,7 @@ reject(ss_asof *j, bool left, const struct asof_in *in, const char *what, const 
 	if (!left && in->line <= j->rquiet)
 		return; /* reported when the file was read the first time */
 	snprintf(reason, sizeof reason, "%s: %s%s%s", left ? "left" : "right", what, *what ? ": " : "", why);
-	j->finish_held(j);
-	ss_errpolicy_reject(j->o.onerror, left ? j->lname : j->rname, in->line, in->raw, in->len, reason);
+	report(j, left ? j->cx->lname : j->cx->rname, in, reason);
 }
 
 /* A record of the one input whose side is not known (ss_asof_run_one). */
@@ -27,14 +59,13 @@ reject_unsided(ss_asof *j, const struct asof_in *in, const char *what, const cha
 	char reason[512];
 
 	snprintf(reason, sizeof reason, "%s%s%s", what, *what ? ": " : "", why);
-	j->finish_held(j);
-	ss_errpolicy_reject(j->o.onerror, j->lname, in->line, in->raw, in->len, reason);
+	report(j, j->cx->lname, in, reason);
 }
 
 static bool
 parse_time(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
 {
-	ss_expr *e = left ? j->lon : j->ron;
+	ss_expr *e = left ? j->cx->lon : j->cx->ron;
 	const char *p, *why = "no time";
 	size_t n;
 	bool ok;
@@ -65,7 +96,7 @@ parse_time(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
 static bool
 parse_key(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
 {
-	ss_expr *e = left ? j->lby : j->rby;
+	ss_expr *e = left ? j->cx->lby : j->cx->rby;
 	const char *p;
 	size_t n;
 
@@ -102,11 +133,9 @@ asof_parsed(ss_asof *j, bool left, const struct asof_in *in)
 	}
 }
 
-/* Parse a line into in; false for a blank line or a rejected record (the policy has
- * reported it, or exited). */
 /* The fields of a validated record, and its envelope unless env_read says in->env
  * already holds it. */
-static bool
+static enum asof_got
 parse_valid(ss_asof *j, bool left, struct asof_in *in, bool env_read)
 {
 	ss_rec rec;
@@ -119,21 +148,23 @@ parse_valid(ss_asof *j, bool left, struct asof_in *in, bool env_read)
 	ss_rec_set_members(&rec, in->members, in->nmembers);
 	ok = parse_time(j, left, in, &rec) && parse_key(j, left, in, &rec);
 	ss_rec_done(&rec);
+	if (!ok && j->bad.pending)
+		return ASOF_GOT_FATAL; /* the run ends here: nothing more of this record */
 	if (!ok && in->has_env && !j->dir)
 		asof_wm_seen(j, left, &in->env); /* read, if not applied: its partition went on */
 	if (ok)
 		asof_parsed(j, left, in);
 	if (ok && j->dir && !in->has_env) {
 		reject(j, left, in, "", "--state-dir needs enveloped records (topic, partition, offset)");
-		return false;
+		return not_good(j);
 	}
-	return ok;
+	return ok ? ASOF_GOT_RECORD : ASOF_GOT_NONE;
 }
 
 bool
 asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t *t)
 {
-	ss_expr *e = left ? j->lon : j->ron;
+	ss_expr *e = left ? j->cx->lon : j->cx->ron;
 	const char *p, *why;
 	size_t n;
 	ss_rec rec;
@@ -168,24 +199,26 @@ valid_noted(struct asof_in *in, const char **why)
 	return ss_jscan_document_members(in->raw, in->raw + in->len, in->members, max, &in->nmembers, why);
 }
 
-bool
+/* Parse a line into in: a good record, nothing for a blank line or a rejected record
+ * (the policy has reported it), or the end of the run (kept in j->bad, not reported). */
+enum asof_got
 asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in)
 {
 	const char *why;
 
 	locate(in, raw, len, line);
 	if (ss_ndjson_blank(raw, len))
-		return false;
+		return ASOF_GOT_NONE;
 	if (!valid_noted(in, &why)) {
 		reject(j, left, in, "invalid JSON", why);
-		return false;
+		return not_good(j);
 	}
 	return parse_valid(j, left, in, false);
 }
 
 /* A line of the one input (--left-topic/--right-topic), validated once: its side from
  * its envelope's topic, its fields. */
-bool
+enum asof_got
 asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *left)
 {
 	struct asof_in one, *in;
@@ -194,18 +227,18 @@ asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *lef
 
 	locate(&one, raw, len, line);
 	if (ss_ndjson_blank(raw, len))
-		return false;
+		return ASOF_GOT_NONE;
 	if (!valid_noted(&one, &why)) {
 		reject_unsided(j, &one, "invalid JSON", why);
-		return false;
+		return not_good(j);
 	}
 	if (!ss_envelope_get(raw, len, &env)) {
 		reject_unsided(j, &one, "", "--left-topic needs enveloped records (topic, partition, offset)");
-		return false;
+		return not_good(j);
 	}
 	if (strcmp(env.topic, j->o.left_topic) != 0 && strcmp(env.topic, j->o.right_topic) != 0) {
 		reject_unsided(j, &one, env.topic, "a topic neither --left-topic nor --right-topic");
-		return false;
+		return not_good(j);
 	}
 	*left = strcmp(env.topic, j->o.left_topic) == 0;
 	in = *left ? &j->lin : &j->rin;

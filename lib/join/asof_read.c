@@ -3,9 +3,10 @@
  * live line, which counts what was read of both files. */
 #include "join/asof_impl.h"
 
-/* Next good record of a regular file into in; false at its end. Parsed ahead on a
- * thread when one was started for the side (asof_ahead.c). */
-bool
+/* Next good record of a regular file into in; ASOF_GOT_NONE at its end, ASOF_GOT_FATAL
+ * at a bad one that ends the run (the caller's to finish). Parsed ahead on a thread
+ * when one was started for the side (asof_ahead.c). */
+enum asof_got
 asof_next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in)
 {
 	struct asof_ahead *a = left ? j->lahead : j->rahead;
@@ -14,10 +15,12 @@ asof_next_record(ss_asof *j, ss_reader *r, bool left, struct asof_in *in)
 
 	if (a != NULL)
 		return asof_ahead_next(j, a, left, in);
-	while (ss_reader_next(r, &line, &len) == 1)
-		if (asof_parse(j, left, line, len, ss_reader_lineno(r), in))
-			return true;
-	return false;
+	while (ss_reader_next(r, &line, &len) == 1) {
+		enum asof_got got = asof_parse(j, left, line, len, ss_reader_lineno(r), in);
+		if (got != ASOF_GOT_NONE)
+			return got;
+	}
+	return ASOF_GOT_NONE;
 }
 
 uint64_t

@@ -23,6 +23,16 @@
 
 enum { BATCH = 256 }; /* lines taken from one side before looking at the other */
 
+/* Was a good record read or parsed? A bad one that ends the run (--on-error fail) ends
+ * it here: the held records go out before it is reported (asof_fail exits). */
+static bool
+got(ss_asof *j, enum asof_got g)
+{
+	if (g == ASOF_GOT_FATAL)
+		asof_fail(j);
+	return g == ASOF_GOT_RECORD;
+}
+
 static bool
 regular(ss_reader *r)
 {
@@ -46,7 +56,7 @@ static void
 finish_ended_partitions(ss_asof *j)
 {
 	size_t n;
-	const struct ss_feed_part *fp = ss_feed_parts(j->rfeed, &n);
+	const struct ss_feed_part *fp = ss_feed_parts(j->cx->rfeed, &n);
 
 	for (size_t i = 0; j->dir && i < n; i++)
 		if (fp[i].state == SS_FEED_ENDED && (j->o.right_topic == NULL || strcmp(fp[i].topic, j->o.right_topic) == 0))
@@ -60,7 +70,7 @@ right_ended(ss_asof *j)
 	size_t held;
 
 	asof_totals(j, &c, &held);
-	j->right_empty = c.right == 0 && c.replayed == 0 && c.late == 0 && !j->had_history;
+	j->cx->right_empty = c.right == 0 && c.replayed == 0 && c.late == 0 && !j->cx->had_history;
 	if (held > 0)
 		asof_check_right_empty(j);
 	finish_ended_partitions(j);
@@ -123,9 +133,9 @@ left_ended(ss_asof *j)
 	int status;
 
 	j->left_eof = true;
-	ss_feed_refresh(j->lfeed, true);
-	if (ss_feed_state(j->lfeed, &status) == SS_FEED_FAILED)
-		j->left_failed = status ? status : -1;
+	ss_feed_refresh(j->cx->lfeed, true);
+	if (ss_feed_state(j->cx->lfeed, &status) == SS_FEED_FAILED)
+		j->cx->left_failed = status ? status : -1;
 }
 
 enum { ANSWER_BATCH = 32 }; /* left records whose lookups overlap in memory */
@@ -204,7 +214,7 @@ answer_left(ss_asof *j, ss_reader *l)
 		ss_proc_exit_if_signalled();
 		asof_progress(j);
 		struct asof_in *in = &b->in[b->n];
-		if (!asof_ahead_next(j, j->lahead, true, in))
+		if (!got(j, asof_ahead_next(j, j->lahead, true, in)))
 			break;
 		batch_take(j, b, in->raw, in->len);
 	}
@@ -219,7 +229,7 @@ answer_left(ss_asof *j, ss_reader *l)
 		}
 		struct asof_in *in = &b->in[b->n];
 		asof_progress(j);
-		if (!asof_parse(j, true, line, len, ss_reader_lineno(l), in))
+		if (!got(j, asof_parse(j, true, line, len, ss_reader_lineno(l), in)))
 			continue;
 		batch_take(j, b, line, len);
 	}
@@ -241,11 +251,12 @@ run_indexed(ss_asof *j, ss_reader *l, ss_reader *r, bool have_left)
 	ss_reader_rewind(r);
 	asof_ahead_stop(j->rahead);
 	j->rahead = asof_ahead_start(j, r, false);
-	j->index = asof_index_build(j, r);
+	if ((j->index = asof_index_build(j, r)) == NULL)
+		asof_fail(j); /* a bad record in it ends the run */
 	asof_ahead_stop(j->rahead);
 	j->rahead = NULL;
 	j->right_eof = true;
-	j->right_empty = j->n.right == 0;
+	j->cx->right_empty = j->n.right == 0;
 	if (j->heap.n > 0 || j->spilled > 0 || have_left)
 		asof_check_right_empty(j);
 	asof_answer_held(j);
@@ -273,7 +284,7 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 	for (;;) {
 		ss_proc_exit_if_signalled();
 		asof_progress(j);
-		if (!have_l && !j->left_eof && !(have_l = asof_next_record(j, l, true, &j->lin)))
+		if (!have_l && !j->left_eof && !(have_l = got(j, asof_next_record(j, l, true, &j->lin))))
 			j->left_eof = true;
 		else if (have_l)
 			asof_key_prefetch(&j->keys, j->lin.key.data, j->lin.key.len);
@@ -283,7 +294,7 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 		}
 		if (have_l && j->lin.t > lmax)
 			lmax = j->lin.t;
-		if (!have_r && !j->right_eof && !(have_r = asof_next_record(j, r, false, &j->rin)))
+		if (!have_r && !j->right_eof && !(have_r = got(j, asof_next_record(j, r, false, &j->rin))))
 			right_ended(j);
 		else if (have_r)
 			asof_key_prefetch(&j->keys, j->rin.key.data, j->rin.key.len);
@@ -362,11 +373,11 @@ right_pipe_ended(ss_asof *j)
 {
 	if (j->o.right_end_exit && !j->left_eof)
 		ss_diag_die(SS_EXIT_TEMPFAIL, "%s: ended before %s: held records stay in the state; run again to resume",
-			    j->rname, j->lname);
+			    j->cx->rname, j->cx->lname);
 	if (j->o.right_end_file && !right_end_confirmed(j))
 		ss_diag_die(SS_EXIT_TEMPFAIL, "%s: ended without %s (its consumer did not finish): held records "
-			    "stay in the state; run again to resume", j->rname, j->o.right_end_file);
-	writer_check(j->rfeed, j->rname, "held records are not answered");
+			    "stay in the state; run again to resume", j->cx->rname, j->o.right_end_file);
+	writer_check(j->cx->rfeed, j->cx->rname, "held records are not answered");
 	right_ended(j);
 }
 
@@ -400,7 +411,7 @@ drain(ss_asof *j, ss_reader *rd, bool left)
 				right_pipe_ended(j);
 			return false;
 		}
-		if (asof_parse(j, left, line, len, ss_reader_lineno(rd), left ? &j->lin : &j->rin))
+		if (got(j, asof_parse(j, left, line, len, ss_reader_lineno(rd), left ? &j->lin : &j->rin)))
 			apply(j, left);
 	}
 	return true;
@@ -428,11 +439,11 @@ read_right_whole(ss_asof *j, ss_reader *r)
 	const char *line;
 	size_t len;
 
-	j->right_whole = true;
+	j->cx->right_whole = true;
 	while (ss_reader_next(r, &line, &len) == 1) {
 		ss_proc_exit_if_signalled();
 		asof_progress(j);
-		if (asof_parse(j, false, line, len, ss_reader_lineno(r), &j->rin))
+		if (got(j, asof_parse(j, false, line, len, ss_reader_lineno(r), &j->rin)))
 			asof_right(j, &j->rin);
 	}
 	right_ended(j);
@@ -478,9 +489,9 @@ ss_asof_run(ss_asof *j, const char *left, const char *right)
 	ss_reader *l = j->lrd = ss_reader_open(left);
 	ss_reader *r = j->rrd = ss_reader_open(right);
 
-	j->lname = ss_reader_name(l);
-	j->rname = ss_reader_name(r);
-	j->lfeed = ss_feed_find(ss_reader_fd(l));
+	j->cx->lname = ss_reader_name(l);
+	j->cx->rname = ss_reader_name(r);
+	j->cx->lfeed = ss_feed_find(ss_reader_fd(l));
 	start_progress(j, l, r);
 	if (regular(r) && j->st == NULL && j->dir == NULL) {
 		/* the right input is complete: a batch, every answer exact and final */
@@ -496,7 +507,7 @@ ss_asof_run(ss_asof *j, const char *left, const char *right)
 		asof_index_free(j->index);
 		j->index = NULL;
 	} else {
-		j->rfeed = ss_feed_find(ss_reader_fd(r));
+		j->cx->rfeed = ss_feed_find(ss_reader_fd(r));
 		if (regular(r))
 			read_right_whole(j, r);
 		run_live(j, l, r);
@@ -504,21 +515,21 @@ ss_asof_run(ss_asof *j, const char *left, const char *right)
 	asof_idle(j);
 	ss_progress_end(j->progress);
 	j->progress = NULL;
-	ss_feed_close(j->rfeed, j->right_eof);
-	ss_feed_close(j->lfeed, j->left_eof);
-	j->rfeed = j->lfeed = NULL;
-	j->lname = left;
-	j->rname = right;
+	ss_feed_close(j->cx->rfeed, j->right_eof);
+	ss_feed_close(j->cx->lfeed, j->left_eof);
+	j->cx->rfeed = j->cx->lfeed = NULL;
+	j->cx->lname = left;
+	j->cx->rname = right;
 	ss_reader_free(l);
 	ss_reader_free(r);
 	j->lrd = j->rrd = NULL;
-	if (j->left_failed < 0)
+	if (j->cx->left_failed < 0)
 		ss_diag_warn("%s: its writer was killed before it finished: the results are those of the "
 			     "records it wrote; run again to resume", left);
-	else if (j->left_failed > 0)
+	else if (j->cx->left_failed > 0)
 		ss_diag_warn("%s: its writer failed (exit %d): the results are those of the records it wrote; "
-			     "run again to resume", left, j->left_failed);
-	if (j->left_failed)
+			     "run again to resume", left, j->cx->left_failed);
+	if (j->cx->left_failed)
 		return SS_EXIT_TEMPFAIL;
 	return SS_EXIT_OK;
 }
@@ -541,7 +552,7 @@ drain_one(ss_asof *j, ss_reader *rd)
 			return false;
 		}
 		bool left;
-		if (asof_parse_one(j, line, len, ss_reader_lineno(rd), &left))
+		if (got(j, asof_parse_one(j, line, len, ss_reader_lineno(rd), &left)))
 			apply(j, left);
 	}
 	return true;
@@ -559,7 +570,7 @@ run_one_file(ss_asof *j, ss_reader *rd)
 	uint8_t *is_left = NULL;
 	size_t cap = 0;
 
-	j->right_whole = true;
+	j->cx->right_whole = true;
 	while (ss_reader_next(rd, &line, &len) == 1) {
 		ss_proc_exit_if_signalled();
 		uint64_t n = ss_reader_lineno(rd);
@@ -569,7 +580,7 @@ run_one_file(ss_asof *j, ss_reader *rd)
 			memset(is_left + cap, 0, ncap - cap);
 			cap = ncap;
 		}
-		if (!asof_parse_one(j, line, len, n, &left))
+		if (!got(j, asof_parse_one(j, line, len, n, &left)))
 			continue;
 		if (left)
 			is_left[n / 8] |= (uint8_t)(1u << (n % 8));
@@ -581,7 +592,7 @@ run_one_file(ss_asof *j, ss_reader *rd)
 	while (ss_reader_next(rd, &line, &len) == 1) {
 		ss_proc_exit_if_signalled();
 		uint64_t n = ss_reader_lineno(rd);
-		if (n / 8 < cap && is_left[n / 8] & (1u << (n % 8)) && asof_parse_one(j, line, len, n, &left))
+		if (n / 8 < cap && is_left[n / 8] & (1u << (n % 8)) && got(j, asof_parse_one(j, line, len, n, &left)))
 			apply(j, true);
 	}
 	free(is_left);
@@ -595,9 +606,9 @@ ss_asof_run_one(ss_asof *j, const char *input)
 	ss_reader *rd = j->lrd = ss_reader_open(input);
 	struct pollfd p = {.fd = ss_reader_fd(rd), .events = POLLIN};
 
-	j->rfeed = ss_feed_find(ss_reader_fd(rd)); /* it tells of both topics */
+	j->cx->rfeed = ss_feed_find(ss_reader_fd(rd)); /* it tells of both topics */
 
-	j->lname = j->rname = ss_reader_name(rd);
+	j->cx->lname = j->cx->rname = ss_reader_name(rd);
 	if (regular(rd))
 		run_one_file(j, rd);
 	while (!asof_done(j)) {
@@ -612,9 +623,9 @@ ss_asof_run_one(ss_asof *j, const char *input)
 			ss_diag_die(SS_EXIT_DATA, "poll: %s", strerror(errno));
 	}
 	asof_idle(j);
-	ss_feed_close(j->rfeed, j->right_eof);
-	j->rfeed = NULL;
-	j->lname = j->rname = input;
+	ss_feed_close(j->cx->rfeed, j->right_eof);
+	j->cx->rfeed = NULL;
+	j->cx->lname = j->cx->rname = input;
 	ss_reader_free(rd);
 	j->lrd = NULL;
 	return SS_EXIT_OK;
@@ -627,19 +638,19 @@ ss_asof_run_one(ss_asof *j, const char *input)
 void
 ss_asof_await_delivery(ss_asof *j)
 {
-	uint64_t before = j->delivered;
+	uint64_t before = j->cx->delivered;
 	int64_t moved = ss_time_mono();
 
-	if (j->acks == NULL)
+	if (j->cx->acks == NULL)
 		return;
-	while ((j->delivered = ss_acks_delivered(j->acks)) < j->lines_out) {
+	while ((j->cx->delivered = ss_acks_delivered(j->cx->acks)) < j->cx->lines_out) {
 		int64_t now = ss_time_mono();
-		if (j->delivered != before) {
-			before = j->delivered;
+		if (j->cx->delivered != before) {
+			before = j->cx->delivered;
 			moved = now;
 		} else if (now - moved >= AWAIT_STALL_NS) {
 			ss_diag_warn("%s: %" PRIu64 " results not reported delivered: kept, written again "
-				     "by the next run", ss_acks_path(j->acks), j->lines_out - j->delivered);
+				     "by the next run", ss_acks_path(j->cx->acks), j->cx->lines_out - j->cx->delivered);
 			break;
 		}
 		nanosleep(&(struct timespec){.tv_nsec = AWAIT_POLL_NS}, NULL);

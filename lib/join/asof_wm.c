@@ -75,7 +75,7 @@ void
 asof_wm_feed(ss_asof *j)
 {
 	size_t n;
-	const struct ss_feed_part *fp = ss_feed_parts(asof_top(j)->rfeed, &n);
+	const struct ss_feed_part *fp = ss_feed_parts(j->cx->rfeed, &n);
 
 	j->feed_parts = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -86,7 +86,7 @@ asof_wm_feed(ss_asof *j)
 		p->wm.feed_last = fp[i].last;
 		j->feed_parts++;
 	}
-	j->feed_synced = asof_top(j)->feed_gen;
+	j->feed_synced = j->cx->feed_gen;
 }
 
 void
@@ -111,7 +111,7 @@ enough_heard(const ss_asof *j, int64_t now)
 bool
 asof_wm_blind(const ss_asof *j)
 {
-	return j->rparts.n > 0 && (!ss_feed_known(asof_ctop(j)->rfeed) || j->feed_parts == 0) &&
+	return j->rparts.n > 0 && (!ss_feed_known(j->cx->rfeed) || j->feed_parts == 0) &&
 	       j->o.right_partitions == 0 && j->partition < 0;
 }
 
@@ -133,9 +133,7 @@ right_rule(const ss_asof *j, bool told)
 static bool
 right_none(const ss_asof *j)
 {
-	const ss_asof *top = asof_ctop(j);
-
-	return !top->right_seen && !top->had_history && !top->o.allow_empty_right;
+	return !j->cx->right_seen && !j->cx->had_history && !j->o.allow_empty_right;
 }
 
 /* The lowest newest right time over the partitions that can still deliver a record
@@ -145,7 +143,7 @@ static int64_t
 right_low(ss_asof *j, int64_t now)
 {
 	/* a writer that has no partitions yet (before its assignment) tells nothing */
-	bool told = (ss_feed_known(asof_top(j)->rfeed) && j->feed_parts > 0) || j->partition >= 0;
+	bool told = (ss_feed_known(j->cx->rfeed) && j->feed_parts > 0) || j->partition >= 0;
 	struct ss_partwm_rule r = right_rule(j, told);
 	struct ss_partwm_low l = SS_PARTWM_LOW_INIT;
 
@@ -194,12 +192,11 @@ asof_wm_right(ss_asof *j, const struct asof_in *in)
 {
 	int64_t *maxt = &j->maxr;
 
-	asof_top(j)->right_seen = true;
+	j->cx->right_seen = true;
 	if (in->has_env) {
 		if (j->rparts.n == 0 && j->partition < 0) { /* the first: what are the others? */
-			ss_asof *top = asof_top(j);
-			if (ss_feed_refresh(top->rfeed, true))
-				top->feed_gen++;
+			if (ss_feed_refresh(j->cx->rfeed, true))
+				j->cx->feed_gen++;
 			asof_wm_feed(j);
 		}
 		struct asof_part *p = asof_part_get(&j->rparts, in->env.topic, in->env.partition);
@@ -208,7 +205,7 @@ asof_wm_right(ss_asof *j, const struct asof_in *in)
 			p->wm.pos = in->env.offset;
 		maxt = &p->wm.maxt;
 	}
-	if (asof_ctop(j)->right_whole) {
+	if (j->cx->right_whole) {
 		if (*maxt == ASOF_NONE || in->t > *maxt)
 			*maxt = in->t; /* kept for the state; the end of the file releases all */
 		return false;
@@ -232,7 +229,7 @@ asof_wm_timeout(const ss_asof *j)
 {
 	if (j->heap.n == 0 && j->spilled == 0)
 		return -1;
-	int t = asof_ctop(j)->rfeed != NULL ? 100 : -1;
+	int t = j->cx->rfeed != NULL ? 100 : -1;
 	if (j->rparts.n == 0 || j->idle_next == INT64_MAX)
 		return t;
 	int64_t left = j->idle_next - ss_time_mono();
