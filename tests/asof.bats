@@ -288,6 +288,55 @@ null'
 	jq -e --arg f "$T/r" '.source == $f and .line == 2 and .raw == "{broken"' "$T/dead"
 }
 
+# --on-error fail ends a join without state: whatever came before the bad record is
+# answered first, whichever way the left side is read (merged with the right file, or
+# answered from its index in batches, from a file or a pipe, parsed ahead or not)
+@test "--on-error fail: every left record before the bad one is answered, on every path" {
+	python3 - "$T" <<'PY'
+import random, sys
+d = sys.argv[1]
+rnd = random.Random(5)
+right = ['{"t":%d,"k":"k%d","v":%d}' % (i, rnd.randrange(5), i) for i in range(300)]
+left = ['{"t":%d,"k":"k%d","id":%d}' % (i + i // 2, rnd.randrange(5), i) for i in range(200)]
+open(d + "/r", "w").write("\n".join(right) + "\n")
+for name, recs in (("in-order", left), ("shuffled", rnd.sample(left, len(left)))):
+    open(d + "/" + name + ".good", "w").write("\n".join(recs) + "\n")
+    open(d + "/" + name + ".bad", "w").write("\n".join(recs) + '\n{"t":"soon","k":"k1","id":-1}\n' + recs[-1] + "\n")
+PY
+	for left in in-order shuffled; do
+		ss-asof --on .t --by .k "$T/$left.good" "$T/r" >"$T/want"
+		assert_equal "$(wc -l <"$T/want")" 200
+		for threads in 0 1; do
+			for in in "$T/$left.bad" -; do
+				status=0
+				cat "$T/$left.bad" | SS_THREADS=$threads ss-asof --on .t --by .k "$in" "$T/r" \
+					>"$T/got" 2>"$T/err" || status=$?
+				cmp -s "$T/want" "$T/got" || { echo "$left $in SS_THREADS=$threads: $(wc -l <"$T/got") of 200"; false; }
+				assert_equal "$status" 1
+				name=$in
+				[ "$in" != - ] || name='<stdin>'
+				assert_equal "$(cat "$T/err")" "ss-asof: $name:201: left: .t: not an RFC 3339 time"
+			done
+		done
+	done
+	# one input of both topics: a file (read twice, right records first) or a pipe
+	jq -c '{topic: (if has("id") then "act" else "wx" end), partition: 0, offset: 0, value: .}' \
+		"$T/r" "$T/in-order.bad" >"$T/one"
+	jq -c '{topic: (if has("id") then "act" else "wx" end), partition: 0, offset: 0, value: .}' \
+		"$T/r" "$T/in-order.good" >"$T/one.good"
+	one=(--on .value.t --by .value.k --left-topic act --right-topic wx --right-partitions 1)
+	ss-asof "${one[@]}" --select '[.left.value.id, .right.value.v]' "$T/one.good" >"$T/want"
+	assert_equal "$(wc -l <"$T/want")" 200
+	for in in "$T/one" -; do
+		status=0
+		ss-asof "${one[@]}" --select '[.left.value.id, .right.value.v]' "$in" <"$T/one" \
+			>"$T/got" 2>"$T/err" || status=$?
+		cmp -s "$T/want" "$T/got" || { echo "one input $in: $(wc -l <"$T/got") of 200"; false; }
+		assert_equal "$status" 1
+		grep -q ":501: left: .value.t: not an RFC 3339 time" "$T/err"
+	done
+}
+
 @test "--select: several outputs, none, and runtime errors with file and line" {
 	run --separate-stderr ss-asof --on .timestamp --select '.left.value, .right.value' "$T/a" "$T/w"
 	assert_equal "${#lines[@]}" 8

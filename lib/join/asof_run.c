@@ -194,6 +194,16 @@ batch_take(ss_asof *j, struct left_batch *b, const char *line, size_t len)
 		answer_batch(j, b);
 }
 
+/* got() for the records of a batch: a bad one that ends the run ends it after the
+ * records before it are answered (--on-error fail passes on everything before it). */
+static bool
+batch_got(ss_asof *j, struct left_batch *b, enum asof_got g)
+{
+	if (g == ASOF_GOT_FATAL)
+		answer_batch(j, b);
+	return got(j, g);
+}
+
 /* The rest of the left input, each record answered at once from the index (in
  * batches while records are ready, so that their lookups overlap). */
 static void
@@ -214,7 +224,7 @@ answer_left(ss_asof *j, ss_reader *l)
 		ss_proc_exit_if_signalled();
 		asof_progress(j);
 		struct asof_in *in = &b->in[b->n];
-		if (!got(j, asof_ahead_next(j, j->lahead, true, in)))
+		if (!batch_got(j, b, asof_ahead_next(j, j->lahead, true, in)))
 			break;
 		batch_take(j, b, in->raw, in->len);
 	}
@@ -229,7 +239,7 @@ answer_left(ss_asof *j, ss_reader *l)
 		}
 		struct asof_in *in = &b->in[b->n];
 		asof_progress(j);
-		if (!got(j, asof_parse(j, true, line, len, ss_reader_lineno(l), in)))
+		if (!batch_got(j, b, asof_parse(j, true, line, len, ss_reader_lineno(l), in)))
 			continue;
 		batch_take(j, b, line, len);
 	}
@@ -560,7 +570,10 @@ drain_one(ss_asof *j, ss_reader *rd)
 
 /* One input that is a file is complete, as two are: its right records first (nothing
  * in it is late), then its left ones, each answered at once and exactly. Every line is
- * validated (and reported) once, in the first pass, which marks the left ones. */
+ * validated (and reported) once, in the first pass, which marks the left ones. A bad
+ * line that ends the run (--on-error fail) ends the first pass: without a state, the
+ * left records before it are answered from the right ones before it (what a pipe would
+ * have known when it came: man ss-asof, --on-error), then it is reported. */
 static void
 run_one_file(ss_asof *j, ss_reader *rd)
 {
@@ -569,33 +582,44 @@ run_one_file(ss_asof *j, ss_reader *rd)
 	bool left;
 	uint8_t *is_left = NULL;
 	size_t cap = 0;
+	uint64_t n, last = UINT64_MAX; /* the lines the second pass answers: before last */
+	enum asof_got g;
 
 	j->cx->right_whole = true;
 	while (ss_reader_next(rd, &line, &len) == 1) {
 		ss_proc_exit_if_signalled();
-		uint64_t n = ss_reader_lineno(rd);
+		n = ss_reader_lineno(rd);
 		if (n / 8 >= cap) {
 			size_t ncap = cap ? 2 * cap : 4096;
 			is_left = ss_xrealloc(is_left, ncap);
 			memset(is_left + cap, 0, ncap - cap);
 			cap = ncap;
 		}
-		if (!got(j, asof_parse_one(j, line, len, n, &left)))
+		if ((g = asof_parse_one(j, line, len, n, &left)) == ASOF_GOT_FATAL) {
+			last = n;
+			break;
+		}
+		if (g != ASOF_GOT_RECORD)
 			continue;
 		if (left)
 			is_left[n / 8] |= (uint8_t)(1u << (n % 8));
 		else
 			asof_right(j, &j->rin);
 	}
+	/* with no right record to answer from, or a state that keeps the left records for
+	 * the restart, only the bad record is to be said */
+	if (last != UINT64_MAX && (j->n.right == 0 || j->st || j->dir))
+		asof_fail(j);
 	right_ended(j);
 	ss_reader_rewind(rd);
-	while (ss_reader_next(rd, &line, &len) == 1) {
+	while (ss_reader_next(rd, &line, &len) == 1 && (n = ss_reader_lineno(rd)) < last) {
 		ss_proc_exit_if_signalled();
-		uint64_t n = ss_reader_lineno(rd);
 		if (n / 8 < cap && is_left[n / 8] & (1u << (n % 8)) && got(j, asof_parse_one(j, line, len, n, &left)))
 			apply(j, true);
 	}
 	free(is_left);
+	if (last != UINT64_MAX)
+		asof_fail(j);
 	j->left_eof = true;
 }
 
