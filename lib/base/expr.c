@@ -298,7 +298,7 @@ ss_expr_eval(ss_expr *e, ss_rec *r)
 int
 ss_expr_json(ss_expr *e, ss_rec *r, ss_buf *out, char *err, size_t errsize)
 {
-	struct ss_proj_root root = {r->raw, r->len, NULL, 0};
+	struct ss_proj_root root = {r->raw, r->len, NULL, 0, false};
 
 	if (e->proj && ss_proj_eval(e->proj, &root, out))
 		return 1;

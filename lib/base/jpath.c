@@ -401,6 +401,13 @@ ss_jpath_look(const struct ss_jpath *path, const char *p, const char *end, const
 }
 
 bool
+ss_jpath_look_from(const struct ss_jpath *path, int from, const char *p, const char *end,
+		   const char **vstart, const char **vend, bool *type_error)
+{
+	return find_path(path, from, true, p, end, vstart, vend, type_error);
+}
+
+bool
 ss_jpath_find_in(const struct ss_jpath *path, const char *p, const char *end,
 		 const struct ss_jmember *m, size_t n, const char **vstart, const char **vend,
 		 bool *type_error)

@@ -75,6 +75,10 @@ bool ss_jpath_find_from(const struct ss_jpath *path, int from, const char *p, co
  * and nothing past end is read. */
 bool ss_jpath_look(const struct ss_jpath *path, const char *p, const char *end,
 		   const char **vstart, const char **vend);
+/* ss_jpath_find_from the same way, for a document validated already: what it finds, at
+ * the cost of a look. */
+bool ss_jpath_look_from(const struct ss_jpath *path, int from, const char *p, const char *end,
+			const char **vstart, const char **vend, bool *type_error);
 int ss_jpath_nsteps(const struct ss_jpath *path);
 /* The key of step i (NUL-terminated, *len bytes), or NULL when the step is an index. */
 const char *ss_jpath_key(const struct ss_jpath *path, int i, size_t *len);

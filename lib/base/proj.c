@@ -500,12 +500,14 @@ static bool eval(const ss_proj *p, const struct ss_proj_root *root, ss_buf *out)
 /* The value at the path from step `from` on in [raw, raw+len): appended (null when it
  * is not there); false on a type error. */
 static bool
-eval_steps(const struct ss_jpath *path, int from, const char *raw, size_t len, ss_buf *out)
+eval_steps(const struct ss_jpath *path, int from, bool validated, const char *raw, size_t len, ss_buf *out)
 {
 	const char *vs, *ve;
 	bool type_error;
+	bool found = validated ? ss_jpath_look_from(path, from, raw, raw + len, &vs, &ve, &type_error)
+			       : ss_jpath_find_from(path, from, raw, raw + len, &vs, &ve, &type_error);
 
-	if (ss_jpath_find_from(path, from, raw, raw + len, &vs, &ve, &type_error))
+	if (found)
 		ss_proj_canonical(out, vs, ve);
 	else if (type_error)
 		return false;
@@ -525,7 +527,7 @@ eval_members(const struct ss_jpath *identity, const struct ss_proj_root *root, s
 			ss_buf_addc(out, ',');
 		ss_jscan_quote(out, m->name, strlen(m->name));
 		ss_buf_addc(out, ':');
-		eval_steps(identity, 0, m->raw, m->len, out);
+		eval_steps(identity, 0, root->validated, m->raw, m->len, out);
 	}
 	ss_buf_addc(out, '}');
 }
@@ -536,7 +538,7 @@ eval_path(const struct ss_jpath *path, const struct ss_proj_root *root, ss_buf *
 	size_t keylen;
 
 	if (root->members == NULL)
-		return eval_steps(path, 0, root->raw, root->len, out);
+		return eval_steps(path, 0, root->validated, root->raw, root->len, out);
 	if (ss_jpath_nsteps(path) == 0) {
 		eval_members(path, root, out);
 		return true;
@@ -546,7 +548,7 @@ eval_path(const struct ss_jpath *path, const struct ss_proj_root *root, ss_buf *
 		return false; /* an object indexed by a number */
 	for (int i = 0; i < root->nmembers; i++)
 		if (strlen(root->members[i].name) == keylen && memcmp(root->members[i].name, key, keylen) == 0)
-			return eval_steps(path, 1, root->members[i].raw, root->members[i].len, out);
+			return eval_steps(path, 1, root->validated, root->members[i].raw, root->members[i].len, out);
 	ss_buf_add(out, "null", 4);
 	return true;
 }

@@ -31,6 +31,9 @@ struct ss_proj_root {
 	size_t len;
 	const struct ss_proj_member *members;
 	int nmembers;
+	/* every document was validated already (ss-asof's records): the values on a path's
+	 * way are skipped by their structure (ss_jpath_look), not checked again */
+	bool validated;
 };
 
 /* Compile; NULL when the expression is outside the grammar (run it with libjq). The text

@@ -66,7 +66,8 @@ emit_projected(ss_asof *j, const char *raw, size_t len, const struct asof_right 
 	       unsigned mark)
 {
 	struct ss_proj_member m[4] = {{"left", raw, len}, {"right", r ? r->raw : "null", r ? r->len : 4}};
-	struct ss_proj_root root = {NULL, 0, m, 2};
+	/* both sides were validated when they were read (or stored, having been) */
+	struct ss_proj_root root = {NULL, 0, m, 2, true};
 	char num[32];
 
 	if (revision >= 0)

@@ -74,12 +74,30 @@ valid(const char *p, size_t n)
 	return ok;
 }
 
+/* A root marked validated (ss-asof's: paths skipped by structure) gives the same. */
+static void
+check_validated(const char *expr, const ss_proj *p, const struct ss_proj_root *root, bool got,
+		const ss_buf *out)
+{
+	struct ss_proj_root v = *root;
+	ss_buf out2 = {0};
+
+	v.validated = true;
+	bool got2 = ss_proj_eval(p, &v, &out2);
+	if (got2 != got || (got && (out2.len != out->len || memcmp(out2.data, out->data, out->len) != 0)))
+		fuzz_fail("%s: marked validated, %s %.*s", expr, got2 ? "gives" : "fails", (int)out2.len,
+			  out2.data ? out2.data : "");
+	ss_buf_free(&out2);
+}
+
 static void
 check(const char *expr, const ss_proj *p, const struct ss_proj_root *root, jv input)
 {
 	ss_buf out = {0};
 	bool one, got = ss_proj_eval(p, root, &out);
 	jv want = jq_run(expr, input, &one);
+
+	check_validated(expr, p, root, got, &out);
 
 	if (!jv_is_valid(want) && !jv_invalid_has_msg(jv_copy(want)) && !one) {
 		jv_free(want); /* jq refused the expression or gave nothing */
@@ -112,11 +130,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (p && strlen(first) == len1 && valid(first, len1)) {
 		if (len2 == 0) {
-			struct ss_proj_root root = {first, len1, NULL, 0};
+			struct ss_proj_root root = {first, len1, NULL, 0, false};
 			check(expr, p, &root, jv_parse_sized(first, (int)len1));
 		} else if (valid(second, len2)) {
 			struct ss_proj_member m[2] = {{"left", first, len1}, {"right", second, len2}};
-			struct ss_proj_root root = {NULL, 0, m, 2};
+			struct ss_proj_root root = {NULL, 0, m, 2, false};
 			jv in = jv_object_set(jv_object_set(jv_object(), jv_string("left"), jv_parse_sized(first, (int)len1)),
 					      jv_string("right"), jv_parse_sized(second, (int)len2));
 			check(expr, p, &root, in);
