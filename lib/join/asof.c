@@ -77,8 +77,8 @@ join_alloc(struct asof_ctx *cx, const struct ss_asof_opts *opts)
 	return j;
 }
 
-/* ---- restore: the --state file's rows back into this join (asof_state_load hands
- * them here; the state file writes no field of the join itself) ---- */
+/* ---- restore: the --state file's rows back into this join (state_load pulls them from
+ * asof_state.c and applies each here; the state file writes no field of the join) ---- */
 
 static void
 restore_meta(ss_asof *j, const char *name, int64_t v)
@@ -125,13 +125,36 @@ restore_held(ss_asof *j, uint64_t spilled, int64_t min_t)
 	j->spill_min_t = min_t;
 }
 
-static const struct asof_restore restore = {
-	.meta = restore_meta,
-	.part = restore_part,
-	.history = restore_history,
-	.pruned = restore_pruned,
-	.held = restore_held,
-};
+/* The state file's rows into this join, in the order they come: meta, parts, history
+ * and pruned keys, held. */
+static void
+state_load(ss_asof *j)
+{
+	struct asof_state_rows *it = asof_state_rows_open(j->st);
+	struct asof_state_row r;
+
+	while (asof_state_row_next(it, &r)) {
+		switch (r.kind) {
+		case ASOF_ROW_META:
+			restore_meta(j, r.meta.name, r.meta.value);
+			break;
+		case ASOF_ROW_PART:
+			restore_part(j, r.part.left, r.part.topic, r.part.partition, r.part.maxt);
+			break;
+		case ASOF_ROW_HISTORY:
+			restore_history(j, r.history.key, r.history.keylen, r.history.t, r.history.seq,
+					r.history.raw, r.history.len);
+			break;
+		case ASOF_ROW_PRUNED:
+			restore_pruned(j, r.pruned.key, r.pruned.keylen);
+			break;
+		case ASOF_ROW_HELD:
+			restore_held(j, r.held.spilled, r.held.min_t);
+			break;
+		}
+	}
+	asof_state_rows_close(it);
+}
 
 /* What a restart needs of this join, into the open batch of its state. */
 static void
@@ -154,7 +177,7 @@ static void
 state_open(ss_asof *j)
 {
 	j->st = j->spill = asof_state_open(j->o.state);
-	asof_state_load(j->st, j, &restore);
+	state_load(j);
 	asof_lw_update(j);
 	if (asof_ordered(j) && j->spilled > 0)
 		asof_state_queues(j->st, j, asof_oq_loaded);

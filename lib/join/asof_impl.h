@@ -518,31 +518,44 @@ bool asof_wm_right(ss_asof *j, const struct asof_in *in);
 int asof_wm_timeout(const ss_asof *j);
 
 /* asof_state.c: the --state file. Called by the engine, it calls none of lib/join/'s
- * files back: what it reads it hands over as values, rows (struct asof_row) or through
- * the engine's callbacks (struct asof_restore), and it writes no field of a join. */
+ * files back: what it reads it hands over as values, rows (struct asof_state_row at load,
+ * struct asof_row), or, for the queues' counts and the outbox, to a function of the
+ * caller's; it writes no field of a join. */
 /* path "" opens a private temporary file (for spilling without --state). */
 struct asof_state *asof_state_open(const char *path);
 void asof_state_close(struct asof_state *st);
-/* The load goes one way: the engine (asof.c) calls asof_state_load with these, and the
- * state file hands each row back to j through them; asof_state.c calls up to no engine
- * file and writes none of j's fields itself. */
-struct asof_restore {
-	/* a counter or time of asof_meta: maxr, lw, rseq, lid, wm */
-	void (*meta)(ss_asof *j, const char *name, int64_t v);
-	/* a topic-partition of the left or right input, with the newest time it delivered */
-	void (*part)(ss_asof *j, bool left, const char *topic, int32_t partition, int64_t maxt);
-	/* a right record of the key (keylen bytes) into the history, which takes raw
-	 * (malloc'd, len bytes) */
-	void (*history)(ss_asof *j, const void *key, size_t keylen, int64_t t, uint64_t seq, char *raw,
-			size_t len);
-	/* the key's history was pruned */
-	void (*pruned)(ss_asof *j, const void *key, size_t keylen);
-	/* the held records, all on disk now (spilled): how many, and the oldest time among them */
-	void (*held)(ss_asof *j, uint64_t spilled, int64_t min_t);
+/* The load is a pull: the engine (asof.c) opens the rows, reads them one by one and
+ * applies each to its join itself; the state file writes none of a join's fields. */
+enum asof_state_kind {
+	ASOF_ROW_META,    /* a counter or time of asof_meta: maxr, lw, rseq, lid, wm */
+	ASOF_ROW_PART,    /* a topic-partition of the left or right input, with the newest
+			   * time it delivered */
+	ASOF_ROW_HISTORY, /* a right record of the key (keylen bytes) for the history */
+	ASOF_ROW_PRUNED,  /* the key's history was pruned */
+	ASOF_ROW_HELD,    /* the held records, all on disk now (spilled): how many, and the
+			   * oldest time among them */
 };
-/* Hand right history, held records and watermarks back to j through to, in that order:
- * meta, parts, history and pruned keys, held. */
-void asof_state_load(struct asof_state *st, ss_asof *j, const struct asof_restore *to);
+/* A row of the load, its fields those of its kind. The strings and keys are the state
+ * file's, good until the next asof_state_row_next or asof_state_rows_close; raw (HISTORY:
+ * malloc'd, len bytes) is the caller's, to free or hand on (the history takes it). */
+struct asof_state_row {
+	enum asof_state_kind kind;
+	union {
+		struct { const char *name; int64_t value; } meta;
+		struct { bool left; const char *topic; int32_t partition; int64_t maxt; } part;
+		struct { const void *key; size_t keylen; int64_t t; uint64_t seq; char *raw; size_t len; } history;
+		struct { const void *key; size_t keylen; } pruned;
+		struct { uint64_t spilled; int64_t min_t; } held;
+	};
+};
+/* The rows of st, in this order: meta, right parts, left parts, history, pruned keys,
+ * held (the held records are marked spilled when their row is reached, in the open
+ * batch). The iterator is the caller's: asof_state_rows_close frees it, read to the end
+ * or not (NULL is fine). */
+struct asof_state_rows *asof_state_rows_open(struct asof_state *st);
+/* The next row into *row; false when there are no more. */
+bool asof_state_row_next(struct asof_state_rows *it, struct asof_state_row *row);
+void asof_state_rows_close(struct asof_state_rows *it);
 /* Has this enveloped record been applied already? */
 bool asof_state_seen(struct asof_state *st, const struct ss_envelope *env);
 void asof_state_applied(struct asof_state *st, const struct ss_envelope *env);
@@ -556,7 +569,7 @@ void asof_state_right_del(struct asof_state *st, const struct asof_key *k, const
 void asof_state_pruned(struct asof_state *st, const struct asof_key *k);
 void asof_state_held_put(struct asof_state *st, const struct asof_held *h, bool spilled);
 void asof_state_held_del(struct asof_state *st, const struct asof_held *h);
-/* Counters and times (the names of struct asof_restore's meta), and a topic-partition's
+/* Counters and times (the names of a META row), and a topic-partition's
  * newest time, for the next load. */
 void asof_state_meta(struct asof_state *st, const char *name, int64_t v);
 void asof_state_part(struct asof_state *st, bool left, const char *topic, int32_t partition, int64_t maxt);

@@ -1,10 +1,10 @@
 /* The --state file: the join's memory mirrored into SQLite (lib/db/store.c's file, with
  * tables of our own), written in the same batched transaction as the applied envelope
  * offsets, so a restart after kill -9 neither applies a right record twice nor loses a
- * held left record. Loaded back into memory at start (the retained history is small),
- * row by row through the callbacks the engine gives (struct asof_restore); spilled and
- * closed records go back as plain rows (struct asof_row): this file calls up to no engine
- * file, and writes no field of the join. */
+ * held left record. Loaded back into memory at start (the retained history is small):
+ * the engine pulls the rows (asof_state_rows_open, asof_state_row_next) and applies each
+ * itself; spilled and closed records go back as plain rows (struct asof_row). This file
+ * calls up to no engine file, and writes no field of the join. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -378,66 +378,130 @@ query(struct asof_state *s, const char *sql)
 	return ss_statefile_prepare(s->db, s->path, sql, "load");
 }
 
-static void
-load_meta(struct asof_state *s, ss_asof *j, const struct asof_restore *to)
-{
-	sqlite3_stmt *st = query(s, "SELECT name, value FROM asof_meta");
+/* The load's stages, in the order their rows come: asof_state_row_next reads each to
+ * its end before the next. */
+enum load_stage { LOAD_META, LOAD_RPART, LOAD_LPART, LOAD_HISTORY, LOAD_PRUNED, LOAD_HELD, LOAD_DONE };
 
-	while (sqlite3_step(st) == SQLITE_ROW)
-		to->meta(j, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1));
-	sqlite3_finalize(st);
+struct asof_state_rows {
+	struct asof_state *s;
+	enum load_stage stage;
+	sqlite3_stmt *st; /* the stage's query, NULL until its first row is read */
+};
+
+struct asof_state_rows *
+asof_state_rows_open(struct asof_state *s)
+{
+	struct asof_state_rows *it = ss_xmalloc(sizeof *it);
+
+	*it = (struct asof_state_rows){.s = s, .stage = LOAD_META};
+	return it;
 }
 
-static void
-load_partitions(struct asof_state *s, ss_asof *j, const struct asof_restore *to, bool left)
+/* The query of a stage. Held records wait on disk (spilled) until there is room in
+ * memory for them: marked so before they are counted. */
+static sqlite3_stmt *
+stage_query(struct asof_state *s, enum load_stage stage)
 {
-	sqlite3_stmt *st = query(s, left ? "SELECT topic, partition, maxt FROM asof_left_partition"
-					 : "SELECT topic, partition, maxt FROM asof_partition");
+	sqlite3_stmt *st;
 
-	while (sqlite3_step(st) == SQLITE_ROW)
-		to->part(j, left, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int(st, 1),
-			 sqlite3_column_int64(st, 2));
-	sqlite3_finalize(st);
-}
-
-static void
-load_right(struct asof_state *s, ss_asof *j, const struct asof_restore *to)
-{
-	sqlite3_stmt *st = query(s, "SELECT key, t, seq, rec FROM asof_right ORDER BY key, t");
-
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const void *key = sqlite3_column_blob(st, 0);
-		size_t len = (size_t)sqlite3_column_bytes(st, 3);
-		char *raw = ss_xmalloc(len + 1);
-		memcpy(raw, sqlite3_column_text(st, 3), len);
-		to->history(j, key ? key : "", (size_t)sqlite3_column_bytes(st, 0), sqlite3_column_int64(st, 1),
-			    (uint64_t)sqlite3_column_int64(st, 2), raw, len);
+	switch (stage) {
+	case LOAD_META:
+		return query(s, "SELECT name, value FROM asof_meta");
+	case LOAD_RPART:
+		return query(s, "SELECT topic, partition, maxt FROM asof_partition");
+	case LOAD_LPART:
+		return query(s, "SELECT topic, partition, maxt FROM asof_left_partition");
+	case LOAD_HISTORY:
+		return query(s, "SELECT key, t, seq, rec FROM asof_right ORDER BY key, t");
+	case LOAD_PRUNED:
+		/* a left record older than a pruned history is expired, not unmatched */
+		return query(s, "SELECT key FROM asof_pruned");
+	case LOAD_HELD:
+		st = query(s, "UPDATE asof_held SET spilled = 1, since = ?1");
+		/* --max-delay counts from this start: the old clock means nothing now */
+		sqlite3_bind_int64(st, 1, ss_time_mono());
+		ss_store_begin(s->store);
+		ss_statefile_done(st, s->path, "load");
+		sqlite3_finalize(st);
+		return query(s, "SELECT count(*), min(t) FROM asof_held");
+	case LOAD_DONE:
+		break;
 	}
-	sqlite3_finalize(st);
-	/* a left record older than a pruned history is expired, not unmatched */
-	st = query(s, "SELECT key FROM asof_pruned");
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const void *key = sqlite3_column_blob(st, 0);
-		to->pruned(j, key ? key : "", (size_t)sqlite3_column_bytes(st, 0));
-	}
-	sqlite3_finalize(st);
+	return NULL;
 }
 
-/* Held records wait on disk (spilled) until there is room in memory for them. */
+/* The row st is on, of the stage, into *row. */
 static void
-load_held(struct asof_state *s, ss_asof *j, const struct asof_restore *to)
+stage_row(sqlite3_stmt *st, enum load_stage stage, struct asof_state_row *row)
 {
-	sqlite3_stmt *st = query(s, "UPDATE asof_held SET spilled = 1, since = ?1");
+	const void *key;
+	size_t len;
 
-	/* --max-delay counts from this start: the old clock means nothing now */
-	sqlite3_bind_int64(st, 1, ss_time_mono());
-	ss_store_begin(s->store);
-	ss_statefile_done(st, s->path, "load");
-	sqlite3_finalize(st);
-	st = query(s, "SELECT count(*), min(t) FROM asof_held");
-	if (sqlite3_step(st) == SQLITE_ROW)
-		to->held(j, (uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
-	sqlite3_finalize(st);
+	switch (stage) {
+	case LOAD_META:
+		*row = (struct asof_state_row){.kind = ASOF_ROW_META};
+		row->meta.name = (const char *)sqlite3_column_text(st, 0);
+		row->meta.value = sqlite3_column_int64(st, 1);
+		break;
+	case LOAD_RPART:
+	case LOAD_LPART:
+		*row = (struct asof_state_row){.kind = ASOF_ROW_PART};
+		row->part.left = stage == LOAD_LPART;
+		row->part.topic = (const char *)sqlite3_column_text(st, 0);
+		row->part.partition = sqlite3_column_int(st, 1);
+		row->part.maxt = sqlite3_column_int64(st, 2);
+		break;
+	case LOAD_HISTORY:
+		*row = (struct asof_state_row){.kind = ASOF_ROW_HISTORY};
+		key = sqlite3_column_blob(st, 0);
+		row->history.key = key ? key : "";
+		row->history.keylen = (size_t)sqlite3_column_bytes(st, 0);
+		row->history.t = sqlite3_column_int64(st, 1);
+		row->history.seq = (uint64_t)sqlite3_column_int64(st, 2);
+		len = (size_t)sqlite3_column_bytes(st, 3);
+		row->history.raw = ss_xmalloc(len + 1);
+		memcpy(row->history.raw, sqlite3_column_text(st, 3), len);
+		row->history.len = len;
+		break;
+	case LOAD_PRUNED:
+		*row = (struct asof_state_row){.kind = ASOF_ROW_PRUNED};
+		key = sqlite3_column_blob(st, 0);
+		row->pruned.key = key ? key : "";
+		row->pruned.keylen = (size_t)sqlite3_column_bytes(st, 0);
+		break;
+	case LOAD_HELD:
+		*row = (struct asof_state_row){.kind = ASOF_ROW_HELD};
+		row->held.spilled = (uint64_t)sqlite3_column_int64(st, 0);
+		row->held.min_t = sqlite3_column_int64(st, 1);
+		break;
+	case LOAD_DONE:
+		break;
+	}
+}
+
+bool
+asof_state_row_next(struct asof_state_rows *it, struct asof_state_row *row)
+{
+	for (; it->stage < LOAD_DONE; it->stage++) {
+		if (it->st == NULL)
+			it->st = stage_query(it->s, it->stage);
+		if (sqlite3_step(it->st) == SQLITE_ROW) {
+			stage_row(it->st, it->stage, row);
+			return true;
+		}
+		sqlite3_finalize(it->st);
+		it->st = NULL;
+	}
+	return false;
+}
+
+void
+asof_state_rows_close(struct asof_state_rows *it)
+{
+	if (it == NULL)
+		return;
+	sqlite3_finalize(it->st);
+	free(it);
 }
 
 /* Take up to limit spilled records by the query which: UNSPILL_P, p <= max_p, in
@@ -535,14 +599,4 @@ asof_state_outbox_each(struct asof_state *s, ss_asof *j, void (*fn)(ss_asof *, c
 	}
 	sqlite3_finalize(st);
 	return n;
-}
-
-void
-asof_state_load(struct asof_state *s, ss_asof *j, const struct asof_restore *to)
-{
-	load_meta(s, j, to);
-	load_partitions(s, j, to, false);
-	load_partitions(s, j, to, true);
-	load_right(s, j, to);
-	load_held(s, j, to);
 }
