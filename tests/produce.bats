@@ -242,7 +242,14 @@ teardown_file() { mock_stop; }
 	ss-produce -b "$B" term <"$T/in" 2>"$T/err" &
 	pid=$!
 	exec 7>"$T/in"
-	seq_json 100 >&7
+	# the signal must find it running (a SIGTERM before it catches signals kills it
+	# outright; CI saw that under ASan): its first line delivered says it is
+	seq_json 100 | head -1 >&7
+	for ((i = 0; i < 200; i++)); do
+		[ "$(kcat -C -b "$B" -t term -e -q 2>/dev/null | wc -l)" -ge 1 ] && break
+		sleep 0.1
+	done
+	seq_json 100 | tail -n +2 >&7
 	kill -TERM $pid
 	wait_exit $pid
 	exec 7>&-
