@@ -286,8 +286,8 @@ find_member(const char *p, const char *end, const struct step *st, bool look, co
 	const char *why;
 	bool found = false;
 
-	/* the document is usually valid; where it is not (a quick look at a line before it
-	 * is validated), nothing is found and nothing past end is read */
+	/* the document is usually valid; where it is not (ss_jpath_find or ss_jpath_look on
+	 * a line not validated yet), nothing past end is read */
 	p = ss_jscan_skip_ws(p + 1, end);
 	if (p >= end || *p != '"')
 		return false;
