@@ -191,8 +191,8 @@ static inline const unsigned char *
 skip_to_quote(const unsigned char *q, const unsigned char *e)
 {
 #ifdef SS_X86_SIMD
-	if (ss_jscan_simd == SIMD_AVX2)
-		q = skip_to_quote_avx2(q, e);
+	if (ss_jscan_simd == SIMD_AVX2 && (q = skip_to_quote_avx2(q, e)) < e && (*q == '"' || *q == '\\'))
+		return q; /* found: not looked for again 16 bytes a time */
 	if (ss_jscan_simd >= SIMD_SSE2)
 		q = skip_to_quote_sse2(q, e);
 #endif
