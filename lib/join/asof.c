@@ -30,10 +30,38 @@ history_limit(void)
 
 /* The counters of this join, and the records it still holds. */
 void
-asof_join_totals(const ss_asof *j, struct asof_counters *c, size_t *held)
+asof_join_totals(const asof_join *j, struct asof_counters *c, size_t *held)
 {
 	*c = j->n;
 	*held = j->heap.n + (size_t)j->spilled + (size_t)j->waiting;
+}
+
+bool
+asof_join_holds(const asof_join *j)
+{
+	return j->heap.n > 0 || j->spilled > 0;
+}
+
+void
+asof_join_batch(asof_join *j)
+{
+	j->batch = true;
+	j->revision0 = j->o.emit == SS_ASOF_REVISE;
+	j->o.emit = SS_ASOF_DEFER;
+	j->o.max_delay = -1;
+}
+
+void
+asof_join_prefetch(const asof_join *j, const struct asof_in *in)
+{
+	asof_key_prefetch(&j->keys, in->key.data, in->key.len);
+}
+
+void
+asof_join_answer(asof_join *j, const struct asof_in *in, const struct asof_right *r)
+{
+	j->n.left++;
+	asof_emit(j, in->raw, in->len, in->line, r, -1, 0);
 }
 
 /* ---- bad records (asof_parse.c reports them) ---- */
@@ -42,7 +70,7 @@ asof_join_totals(const ss_asof *j, struct asof_counters *c, size_t *held)
  * report, asof_parse_fail): without a state file the held records would be lost with
  * the process, so they go out with what is known, as at the end of the right input. */
 void
-asof_join_finish_held(ss_asof *j)
+asof_join_finish_held(asof_join *j)
 {
 	if (j->o.onerror->mode != SS_ONERROR_FAIL || j->st || (j->heap.n == 0 && j->spilled == 0))
 		return;
@@ -57,12 +85,12 @@ asof_join_finish_held(ss_asof *j)
  * the run's cx, was reported as a leak of the whole join when no register still held
  * it). Volatile: nothing in the program reads it, and the compiler would drop the
  * stores. */
-static ss_asof *volatile opening;
+static asof_join *volatile opening;
 
-static ss_asof *
+static asof_join *
 join_alloc(struct asof_ctx *cx, const struct ss_asof_opts *opts)
 {
-	ss_asof *j = calloc(1, sizeof *j);
+	asof_join *j = calloc(1, sizeof *j);
 
 	if (j == NULL)
 		ss_diag_die(SS_EXIT_DATA, "out of memory");
@@ -81,7 +109,7 @@ join_alloc(struct asof_ctx *cx, const struct ss_asof_opts *opts)
  * asof_state.c and applies each here; the state file writes no field of the join) ---- */
 
 static void
-restore_meta(ss_asof *j, const char *name, int64_t v)
+restore_meta(asof_join *j, const char *name, int64_t v)
 {
 	if (strcmp(name, "maxr") == 0)
 		j->maxr = v;
@@ -97,7 +125,7 @@ restore_meta(ss_asof *j, const char *name, int64_t v)
 
 /* Partitions restored count as just heard from: silent ones turn idle after --idle. */
 static void
-restore_part(ss_asof *j, bool left, const char *topic, int32_t partition, int64_t maxt)
+restore_part(asof_join *j, bool left, const char *topic, int32_t partition, int64_t maxt)
 {
 	struct asof_parts *ps = left ? &j->lparts : &j->rparts;
 
@@ -107,19 +135,19 @@ restore_part(ss_asof *j, bool left, const char *topic, int32_t partition, int64_
 }
 
 static void
-restore_history(ss_asof *j, const void *key, size_t keylen, int64_t t, uint64_t seq, char *raw, size_t len)
+restore_history(asof_join *j, const void *key, size_t keylen, int64_t t, uint64_t seq, char *raw, size_t len)
 {
 	asof_hist_put(asof_key_get(&j->keys, key, keylen), t, seq, raw, len);
 }
 
 static void
-restore_pruned(ss_asof *j, const void *key, size_t keylen)
+restore_pruned(asof_join *j, const void *key, size_t keylen)
 {
 	asof_key_get(&j->keys, key, keylen)->pruned = true;
 }
 
 static void
-restore_held(ss_asof *j, uint64_t spilled, int64_t min_t)
+restore_held(asof_join *j, uint64_t spilled, int64_t min_t)
 {
 	j->spilled = spilled;
 	j->spill_min_t = min_t;
@@ -128,7 +156,7 @@ restore_held(ss_asof *j, uint64_t spilled, int64_t min_t)
 /* The state file's rows into this join, in the order they come: meta, parts, history
  * and pruned keys, held. */
 static void
-state_load(ss_asof *j)
+state_load(asof_join *j)
 {
 	struct asof_state_rows *it = asof_state_rows_open(j->st);
 	struct asof_state_row r;
@@ -158,7 +186,7 @@ state_load(ss_asof *j)
 
 /* What a restart needs of this join, into the open batch of its state. */
 static void
-state_save(ss_asof *j)
+state_save(asof_join *j)
 {
 	asof_state_meta(j->st, "maxr", j->maxr);
 	asof_state_meta(j->st, "lw", j->lw_bare); /* the left partitions' times have their table */
@@ -173,14 +201,26 @@ state_save(ss_asof *j)
 	}
 }
 
+/* --order left: the spilled count of each left partition's queue. */
 static void
-state_open(ss_asof *j)
+queues_load(asof_join *j)
+{
+	struct asof_queue_count *c;
+	size_t n = asof_state_queues(j->st, &c);
+
+	for (size_t i = 0; i < n; i++)
+		asof_oq_loaded(j, c[i].match, c[i].n);
+	free(c);
+}
+
+static void
+state_open(asof_join *j)
 {
 	j->st = j->spill = asof_state_open(j->o.state);
 	state_load(j);
 	asof_lw_update(j);
 	if (asof_ordered(j) && j->spilled > 0)
-		asof_state_queues(j->st, j, asof_oq_loaded);
+		queues_load(j);
 	asof_history_loaded(j);
 	if (j->rseq > 0)
 		j->cx->had_history = true;
@@ -189,11 +229,11 @@ state_open(ss_asof *j)
 	asof_release_final(j);
 }
 
-ss_asof *
+asof_join *
 asof_join_new(struct asof_ctx *cx, const struct ss_asof_opts *top, const char *path, int32_t partition,
 	      bool right_eof)
 {
-	ss_asof *j = opening = join_alloc(cx, top);
+	asof_join *j = opening = join_alloc(cx, top);
 
 	j->partition = partition;
 	j->o.state = path;
@@ -205,10 +245,10 @@ asof_join_new(struct asof_ctx *cx, const struct ss_asof_opts *top, const char *p
 	return j;
 }
 
-ss_asof *
+asof_join *
 asof_join_open(struct asof_ctx *cx, const struct ss_asof_opts *opts)
 {
-	ss_asof *j = opening = join_alloc(cx, opts);
+	asof_join *j = opening = join_alloc(cx, opts);
 
 	if (opts->state)
 		state_open(j);
@@ -221,7 +261,7 @@ asof_join_open(struct asof_ctx *cx, const struct ss_asof_opts *opts)
 /* With --state, flush the results and commit every so many records, so that a crash
  * replays a bounded tail (results are flushed first: at least once, never lost). */
 static void
-checkpoint(ss_asof *j)
+checkpoint(asof_join *j)
 {
 	if (j->st && ++j->uncommitted >= CHECKPOINT_RECORDS)
 		asof_join_idle(j);
@@ -229,7 +269,7 @@ checkpoint(ss_asof *j)
 
 /* Keep the revision counter of an enveloped record, for replays after a seek. */
 static void
-record_revision(ss_asof *j, const struct asof_held *h)
+record_revision(asof_join *j, const struct asof_held *h)
 {
 	struct ss_envelope env;
 
@@ -240,7 +280,7 @@ record_revision(ss_asof *j, const struct asof_held *h)
 
 /* Revise the open records of key k (and lower release points) after a right record. */
 static void
-right_changed(ss_asof *j, struct asof_key *k, int64_t t)
+right_changed(asof_join *j, struct asof_key *k, int64_t t)
 {
 	for (struct asof_held *h = k->held; h; h = h->knext) {
 		if (asof_waiting(j, h))
@@ -269,7 +309,7 @@ right_changed(ss_asof *j, struct asof_key *k, int64_t t)
 
 /* Held because nothing says which partitions the right input has: say so, once. */
 static void
-tell_blind(ss_asof *j)
+tell_blind(asof_join *j)
 {
 	if (j->cx->blind_told || j->wm != ASOF_NONE || !asof_wm_blind(j))
 		return;
@@ -281,7 +321,7 @@ tell_blind(ss_asof *j)
 
 /* A closed left record (revise) whose answer a late right record may have changed. */
 static void
-revise_closed(ss_asof *j, struct asof_held *h)
+revise_closed(asof_join *j, struct asof_held *h)
 {
 	struct ss_envelope env;
 
@@ -300,13 +340,13 @@ revise_closed(ss_asof *j, struct asof_held *h)
 		asof_state_revision_set(j->st, &env, h->revision);
 }
 
-static uint64_t right_seq(ss_asof *j, const struct asof_in *in);
+static uint64_t right_seq(asof_join *j, const struct asof_in *in);
 
 /* --emit revise: a late right record is applied all the same, and every result it
  * changes, open or closed, gets a new revision. Only left records between its
  * neighbours in its key's history can have their answer changed by it. */
 static void
-correct_late(ss_asof *j, const struct asof_in *in)
+correct_late(asof_join *j, const struct asof_in *in)
 {
 	struct asof_key *k = asof_key_get(&j->keys, in->key.data, in->key.len);
 
@@ -333,7 +373,7 @@ correct_late(ss_asof *j, const struct asof_in *in)
  * higher replaces the lower): by partition and offset for records of Kafka, whatever
  * the order partitions arrive in; by arrival for the others. */
 static uint64_t
-right_seq(ss_asof *j, const struct asof_in *in)
+right_seq(asof_join *j, const struct asof_in *in)
 {
 	uint64_t n = ++j->rseq;
 
@@ -343,7 +383,7 @@ right_seq(ss_asof *j, const struct asof_in *in)
 }
 
 void
-asof_join_right(ss_asof *j, const struct asof_in *in)
+asof_join_right(asof_join *j, const struct asof_in *in)
 {
 	bool keep = in->has_env && j->st; /* exactly once needs the state file */
 
@@ -374,18 +414,10 @@ asof_join_right(ss_asof *j, const struct asof_in *in)
 	checkpoint(j);
 }
 
-void
-asof_check_right_empty(ss_asof *j)
-{
-	if (j->cx->right_empty && !j->o.allow_empty_right)
-		ss_diag_die(SS_EXIT_DATA, "%s: ended without a record: every left record would be joined with "
-			    "null (did its consumer fail? --allow-empty-right accepts it)", j->cx->rname);
-}
-
 /* Revision number of a left record's first result in this run: 0, or the next one when
  * the record is a replay (after a seek) of one already emitted. */
 static int64_t
-first_revision(ss_asof *j, const struct asof_in *in)
+first_revision(asof_join *j, const struct asof_in *in)
 {
 	if (!in->has_env || j->st == NULL)
 		return 0;
@@ -405,7 +437,7 @@ find_open(struct asof_key *k, const struct asof_in *in)
 }
 
 void
-asof_join_left(ss_asof *j, const struct asof_in *in)
+asof_join_left(asof_join *j, const struct asof_in *in)
 {
 	bool keep = in->has_env && j->st; /* exactly once needs the state file */
 	bool replay = keep && asof_state_seen(j->st, &in->env);
@@ -462,20 +494,20 @@ asof_join_left(ss_asof *j, const struct asof_in *in)
 }
 
 bool
-asof_join_applied(ss_asof *j, const struct ss_envelope *env)
+asof_join_applied(asof_join *j, const struct ss_envelope *env)
 {
 	return j->st != NULL && asof_state_seen(j->st, env);
 }
 
 void
-asof_join_right_end(ss_asof *j)
+asof_join_right_end(asof_join *j)
 {
 	j->right_eof = true;
 	asof_release_final(j);
 }
 
 void
-asof_join_idle(ss_asof *j)
+asof_join_idle(asof_join *j)
 {
 	ss_writer_flush(j->cx->out);
 	if (j->cx->late)
@@ -507,7 +539,7 @@ asof_counters_add(struct asof_counters *sum, const struct asof_counters *c)
 }
 
 void
-asof_join_free(ss_asof *j)
+asof_join_free(asof_join *j)
 {
 	if (j->spill && j->spill != j->st)
 		asof_state_close(j->spill);
@@ -528,8 +560,6 @@ asof_join_free(ss_asof *j)
 		}
 	}
 	free(j->oq);
-	ss_reader_free(j->lrd);
-	ss_reader_free(j->rrd);
 	free(j->near[0].raw);
 	free(j->near[1].raw);
 	free(j->heap.v);
@@ -538,7 +568,5 @@ asof_join_free(ss_asof *j)
 	free(j->lparts.v);
 	asof_map_free(&j->keys);
 	ss_buf_free(&j->obuf);
-	ss_buf_free(&j->lin.key);
-	ss_buf_free(&j->rin.key);
 	free(j);
 }

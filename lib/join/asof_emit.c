@@ -7,7 +7,7 @@
 #include "base/proj.h"
 
 static void
-write_selected(ss_asof *j, const ss_buf *b, uint64_t line)
+write_selected(asof_join *j, const ss_buf *b, uint64_t line)
 {
 	jq_start(j->cx->select, jv_parse_sized(b->data, (int)b->len), 0);
 	for (;;) {
@@ -34,7 +34,7 @@ write_selected(ss_asof *j, const ss_buf *b, uint64_t line)
 /* An approximation chosen by a flag touched a result: it is marked in the output,
  * counted, and said on stderr the first time. */
 void
-asof_approximated(ss_asof *j, unsigned mark, uint64_t line)
+asof_approximated(asof_join *j, unsigned mark, uint64_t line)
 {
 	if (mark & ASOF_MARK_EXPIRED) {
 		j->n.expired++;
@@ -62,7 +62,7 @@ mark_text(unsigned mark)
 /* --select of proj.h's grammar, run on the parts of the result, which is never assembled;
  * false when libjq is to say why it fails on them. */
 static bool
-emit_projected(ss_asof *j, const char *raw, size_t len, const struct asof_right *r, int64_t revision,
+emit_projected(asof_join *j, const char *raw, size_t len, const struct asof_right *r, int64_t revision,
 	       unsigned mark)
 {
 	struct ss_proj_member m[4] = {{"left", raw, len}, {"right", r ? r->raw : "null", r ? r->len : 4}};
@@ -86,7 +86,7 @@ emit_projected(ss_asof *j, const char *raw, size_t len, const struct asof_right 
 
 /* Write one result; revision < 0 outside revise mode; mark: ASOF_MARK_*. */
 void
-asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r, int64_t revision,
+asof_emit(asof_join *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r, int64_t revision,
 	  unsigned mark)
 {
 	ss_buf *b = &j->obuf;
@@ -142,7 +142,7 @@ asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct a
 
 /* A late right record, or an expired left one: to the --late-file. */
 void
-asof_to_late_file(ss_asof *j, const struct asof_in *in)
+asof_to_late_file(asof_join *j, const struct asof_in *in)
 {
 	if (j->cx->late) {
 		fwrite(in->raw, 1, in->len, j->cx->late);
@@ -153,7 +153,7 @@ asof_to_late_file(ss_asof *j, const struct asof_in *in)
 /* A right record older than what its partition delivered (or than the watermark the
  * join released): not applied, counted, to the --late-file; said once. */
 void
-asof_late(ss_asof *j, const struct asof_in *in)
+asof_late(asof_join *j, const struct asof_in *in)
 {
 	j->n.late++;
 	asof_to_late_file(j, in);

@@ -22,7 +22,7 @@ key_link(struct asof_held *h)
 
 /* Put a held record into its key's list, the arrival list and the release heap. */
 void
-asof_held_link(ss_asof *j, struct asof_held *h)
+asof_held_link(asof_join *j, struct asof_held *h)
 {
 	key_link(h);
 	h->anext = NULL;
@@ -41,7 +41,7 @@ asof_held_link(ss_asof *j, struct asof_held *h)
 /* The queue of a left partition number (-1: the records without envelope). Partitions
  * of the same number in several left topics share one: their order is kept all the same. */
 static uint32_t
-oq_find(ss_asof *j, int32_t partition)
+oq_find(asof_join *j, int32_t partition)
 {
 	if (j->noq > 0 && j->oq[j->oqlast].partition == partition)
 		return (uint32_t)j->oqlast;
@@ -57,14 +57,14 @@ oq_find(ss_asof *j, int32_t partition)
 }
 
 static uint32_t
-oq_of(ss_asof *j, const struct asof_in *in)
+oq_of(asof_join *j, const struct asof_in *in)
 {
 	return oq_find(j, in->has_env ? in->env.partition : -1);
 }
 
 /* Does a new left record of this partition have to wait? */
 bool
-asof_oq_busy(ss_asof *j, const struct asof_in *in)
+asof_oq_busy(asof_join *j, const struct asof_in *in)
 {
 	uint32_t i = oq_of(j, in); /* before j->oq is read: it may move */
 
@@ -73,7 +73,7 @@ asof_oq_busy(ss_asof *j, const struct asof_in *in)
 
 /* A queue's spilled count, as a state file keeps it (asof_state_queues). */
 void
-asof_oq_loaded(ss_asof *j, int64_t match, uint64_t n)
+asof_oq_loaded(asof_join *j, int64_t match, uint64_t n)
 {
 	uint32_t i = oq_find(j, (int32_t)(match - 1)); /* before j->oq is read: it may move */
 
@@ -81,7 +81,7 @@ asof_oq_loaded(ss_asof *j, int64_t match, uint64_t n)
 }
 
 static void
-oq_push(ss_asof *j, struct asof_held *h)
+oq_push(asof_join *j, struct asof_held *h)
 {
 	struct asof_oq *q = &j->oq[h->oq];
 
@@ -100,12 +100,12 @@ oq_push(ss_asof *j, struct asof_held *h)
 	}
 }
 
-static void emit_done(ss_asof *j, struct asof_held *h);
-static void unhold(ss_asof *j, struct asof_held *h);
+static void emit_done(asof_join *j, struct asof_held *h);
+static void unhold(asof_join *j, struct asof_held *h);
 
 /* Write the done records at the head of queue i. */
 static void
-oq_drain(ss_asof *j, uint32_t i)
+oq_drain(asof_join *j, uint32_t i)
 {
 	struct asof_oq *q = &j->oq[i];
 	struct asof_held *h;
@@ -121,7 +121,7 @@ oq_drain(ss_asof *j, uint32_t i)
 }
 
 static void
-arrival_unlink(ss_asof *j, struct asof_held *h)
+arrival_unlink(asof_join *j, struct asof_held *h)
 {
 	if (h->aprev)
 		h->aprev->anext = h->anext;
@@ -137,7 +137,7 @@ arrival_unlink(ss_asof *j, struct asof_held *h)
 /* A held record into memory with --order left: a done one in its key's list (its answer
  * needs the history kept) and its queue only, else as asof_held_link does. */
 static void
-order_link(ss_asof *j, struct asof_held *h)
+order_link(asof_join *j, struct asof_held *h)
 {
 	if (h->revision & ASOF_DONE) {
 		key_link(h);
@@ -153,7 +153,7 @@ order_link(ss_asof *j, struct asof_held *h)
 /* A held record's answer is final, or written early (mark): done; out when it is its
  * partition's oldest. */
 static void
-order_done(ss_asof *j, struct asof_held *h, unsigned mark)
+order_done(asof_join *j, struct asof_held *h, unsigned mark)
 {
 	arrival_unlink(j, h);
 	h->revision = ASOF_DONE | mark;
@@ -165,7 +165,7 @@ order_done(ss_asof *j, struct asof_held *h, unsigned mark)
 
 /* Held records beyond the memory bound wait in the state file (or a temporary one). */
 static void
-spill_out(ss_asof *j, struct asof_held *h)
+spill_out(asof_join *j, struct asof_held *h)
 {
 	asof_state_held_put(asof_spill_store(j), h, true);
 	j->spilled++;
@@ -177,7 +177,7 @@ spill_out(ss_asof *j, struct asof_held *h)
 }
 
 void
-asof_hold(ss_asof *j, struct asof_key *k, const struct asof_in *in, int64_t p, const struct asof_right *r,
+asof_hold(asof_join *j, struct asof_key *k, const struct asof_in *in, int64_t p, const struct asof_right *r,
 	  int64_t revision)
 {
 	struct asof_held *h = ss_xmalloc(sizeof *h + in->len);
@@ -210,7 +210,7 @@ asof_hold(ss_asof *j, struct asof_key *k, const struct asof_in *in, int64_t p, c
 }
 
 static void
-unhold(ss_asof *j, struct asof_held *h)
+unhold(asof_join *j, struct asof_held *h)
 {
 	struct asof_key *k = h->key;
 
@@ -230,7 +230,7 @@ unhold(ss_asof *j, struct asof_held *h)
 
 /* Keep a left record whose answer (revision, match) is final as it is now. */
 void
-asof_close_now(ss_asof *j, struct asof_key *k, const struct asof_in *in, const struct asof_right *r,
+asof_close_now(asof_join *j, struct asof_key *k, const struct asof_in *in, const struct asof_right *r,
 	       int64_t revision)
 {
 	struct asof_held *h = ss_xmalloc(sizeof *h + in->len);
@@ -245,7 +245,7 @@ asof_close_now(ss_asof *j, struct asof_key *k, const struct asof_in *in, const s
 /* Emit (defer) or close (revise) a held record: its answer is final, or --max-delay
  * ran out (mark ASOF_MARK_EARLY). */
 static void
-release(ss_asof *j, struct asof_held *h, unsigned mark)
+release(asof_join *j, struct asof_held *h, unsigned mark)
 {
 	if (asof_ordered(j)) {
 		order_done(j, h, mark);
@@ -261,16 +261,16 @@ release(ss_asof *j, struct asof_held *h, unsigned mark)
 /* The right file has been indexed whole in the middle of a merge (asof_run.c): the
  * records held so far get their final answers from the index. */
 static void
-answer_from_index(ss_asof *j, struct asof_held *h)
+answer_from_index(asof_join *j, struct asof_held *h)
 {
 	struct asof_in q = {.t = h->t, .key = {.data = h->key->enc, .len = h->key->enclen}};
 	struct asof_right buf[2];
 
-	asof_emit(j, h->raw, h->len, h->line, asof_index_match(j->index, j, &q, buf), -1, 0);
+	asof_emit(j, h->raw, h->len, h->line, asof_index_match(j->index, &j->o, &q, buf), -1, 0);
 }
 
 static void
-answer_spilled_from_index(ss_asof *j, struct asof_held *h)
+answer_spilled_from_index(asof_join *j, struct asof_held *h)
 {
 	answer_from_index(j, h);
 	free(h);
@@ -278,7 +278,7 @@ answer_spilled_from_index(ss_asof *j, struct asof_held *h)
 
 /* --order left: a done record's result, as release would have written it. */
 static void
-emit_done(ss_asof *j, struct asof_held *h)
+emit_done(asof_join *j, struct asof_held *h)
 {
 	unsigned mark = h->revision & ~ASOF_DONE;
 
@@ -291,7 +291,7 @@ emit_done(ss_asof *j, struct asof_held *h)
 }
 
 struct asof_held *
-asof_held_from_row(ss_asof *j, struct asof_key *k, const struct asof_row *r)
+asof_held_from_row(asof_join *j, struct asof_key *k, const struct asof_row *r)
 {
 	struct asof_held *h = ss_xmalloc(sizeof *h + r->len);
 
@@ -313,7 +313,7 @@ asof_held_from_row(ss_asof *j, struct asof_key *k, const struct asof_row *r)
 /* Spilled records the state file gave back (off its disk already), each to fn, which
  * owns it. */
 static size_t
-unspilled(ss_asof *j, struct asof_row *rows, size_t n, void (*fn)(ss_asof *, struct asof_held *))
+unspilled(asof_join *j, struct asof_row *rows, size_t n, void (*fn)(asof_join *, struct asof_held *))
 {
 	struct asof_held **taken = ss_xmalloc((n ? n : 1) * sizeof *taken);
 
@@ -330,7 +330,7 @@ unspilled(ss_asof *j, struct asof_row *rows, size_t n, void (*fn)(ss_asof *, str
 }
 
 static size_t
-unspill(ss_asof *j, enum asof_unspill by, int64_t max, void (*fn)(ss_asof *, struct asof_held *))
+unspill(asof_join *j, enum asof_unspill by, int64_t max, void (*fn)(asof_join *, struct asof_held *))
 {
 	struct asof_row *rows;
 	size_t n = asof_state_unspill(j->spill, by, max, UNSPILL_BATCH, &rows);
@@ -339,7 +339,7 @@ unspill(ss_asof *j, enum asof_unspill by, int64_t max, void (*fn)(ss_asof *, str
 }
 
 static size_t
-unspill_queue(ss_asof *j, const struct asof_oq *q, void (*fn)(ss_asof *, struct asof_held *))
+unspill_queue(asof_join *j, const struct asof_oq *q, void (*fn)(asof_join *, struct asof_held *))
 {
 	struct asof_row *rows;
 	size_t n = asof_state_unspill_queue(j->spill, q->partition + 1, (int64_t)q->from, UNSPILL_BATCH, &rows);
@@ -347,8 +347,8 @@ unspill_queue(ss_asof *j, const struct asof_oq *q, void (*fn)(ss_asof *, struct 
 	return unspilled(j, rows, n, fn);
 }
 
-void
-asof_answer_held(ss_asof *j)
+static void
+answer_held(asof_join *j)
 {
 	if (asof_ordered(j)) { /* every answer is final now (right_eof), and out in order */
 		asof_release_final(j);
@@ -364,15 +364,27 @@ asof_answer_held(ss_asof *j)
 		;
 }
 
+/* The index is the run's: borrowed for the answers of the records held so far (the
+ * left records after them the run answers from it itself, asof_join_answer). */
+void
+asof_join_indexed(asof_join *j, struct asof_index *ix)
+{
+	j->right_eof = true;
+	j->n.right = asof_index_records(ix);
+	j->index = ix;
+	answer_held(j);
+	j->index = NULL;
+}
+
 static void
-release_spilled(ss_asof *j, struct asof_held *h)
+release_spilled(asof_join *j, struct asof_held *h)
 {
 	asof_emit(j, h->raw, h->len, h->line, asof_best_match(j, h->key, h->t), -1, 0);
 	free(h);
 }
 
 static void
-release_spilled_early(ss_asof *j, struct asof_held *h)
+release_spilled_early(asof_join *j, struct asof_held *h)
 {
 	asof_emit(j, h->raw, h->len, h->line, asof_best_match(j, h->key, h->t), -1, ASOF_MARK_EARLY);
 	free(h);
@@ -380,7 +392,7 @@ release_spilled_early(ss_asof *j, struct asof_held *h)
 
 /* A spilled record back in memory: its release point may have come closer meanwhile. */
 static void
-relink(ss_asof *j, struct asof_held *h)
+relink(asof_join *j, struct asof_held *h)
 {
 	if (asof_ordered(j)) {
 		if (!(h->revision & ASOF_DONE))
@@ -401,7 +413,7 @@ relink(ss_asof *j, struct asof_held *h)
 }
 
 void
-asof_release_final(ss_asof *j)
+asof_release_final(asof_join *j)
 {
 	for (;;) {
 		while (j->heap.n > 0 && asof_final(j, j->heap.v[0]->p))
@@ -436,7 +448,7 @@ asof_release_final(ss_asof *j)
 }
 
 void
-asof_join_tick(ss_asof *j)
+asof_join_tick(asof_join *j)
 {
 	if (j->feed_synced != j->cx->feed_gen) {
 		asof_wm_feed(j); /* the right input's writer said more */
@@ -472,7 +484,7 @@ asof_join_tick(ss_asof *j)
 }
 
 static int
-max_delay_timeout(const ss_asof *j)
+max_delay_timeout(const asof_join *j)
 {
 	if (j->o.max_delay < 0 || j->o.emit != SS_ASOF_DEFER || j->afirst == NULL)
 		return -1;
@@ -481,16 +493,10 @@ max_delay_timeout(const ss_asof *j)
 }
 
 int
-asof_join_timeout(const ss_asof *j)
+asof_join_timeout(const asof_join *j)
 {
 	int a = max_delay_timeout(j), b = asof_wm_timeout(j);
 
 	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
-}
-
-bool
-asof_join_done(const ss_asof *j)
-{
-	return j->left_eof && (j->right_eof || (j->heap.n == 0 && j->spilled == 0));
 }
 

@@ -264,17 +264,17 @@ asof_heap_fix(struct asof_heap *h, struct asof_held *x)
 /* ---- the match rule ---- */
 
 static bool
-within(const ss_asof *j, int64_t a, int64_t b)
+within(const struct ss_asof_opts *o, int64_t a, int64_t b)
 {
-	return j->o.tolerance < 0 || b - a <= j->o.tolerance;
+	return o->tolerance < 0 || b - a <= o->tolerance;
 }
 
 const struct asof_right *
-asof_pick(const ss_asof *j, int64_t t, const struct asof_right *b, const struct asof_right *f)
+asof_pick(const struct ss_asof_opts *o, int64_t t, const struct asof_right *b, const struct asof_right *f)
 {
-	if (b && !within(j, b->t, t))
+	if (b && !within(o, b->t, t))
 		b = NULL;
-	if (f && !within(j, t, f->t))
+	if (f && !within(o, t, f->t))
 		f = NULL;
 	if (b && f) /* nearest: the closer one, ties to backward */
 		return f->t - t < t - b->t ? f : b;

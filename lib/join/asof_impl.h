@@ -139,7 +139,7 @@ struct asof_state;
 struct asof_row;
 struct asof_dir;
 
-/* What the joins of one run share, owned by the router (asof_dir.c: opened by ss_asof_new,
+/* What the joins of one run share, owned by the router (asof_router.c: opened by ss_asof_new,
  * freed by ss_asof_free after the joins): the output, the compiled expressions, the
  * --late-file and the --acks file, the inputs' names and what their writers tell, what
  * was said once on stderr, and the counts that are the run's, not a partition's. A
@@ -168,13 +168,15 @@ struct asof_ctx {
 	bool backlog_warned; /* told that results are piling up undelivered */
 };
 
-/* A join: with --state-dir, the top join only parses and routes records to one
- * partition-join per partition number (asof_dir.c); a partition-join is a whole join
- * with its own --state file. What they share is the run's (cx). */
-struct ss_asof {
+/* The engine: one join (the one join of a run, or a partition-join of a --state-dir),
+ * fed parsed records by the router (struct ss_asof) and answering them: its right
+ * history, its held left records, its watermarks, its --state file. What it shares
+ * with the other joins of the run is the run's (cx). It knows nothing of the inputs. */
+typedef struct asof_join asof_join;
+
+struct asof_join {
 	struct ss_asof_opts o;
 	struct asof_ctx *cx;   /* the run's, shared by its joins (the router's) */
-	struct asof_dir *dir;  /* --state-dir: the partition-joins, or NULL */
 	struct asof_map keys;
 	struct asof_heap heap;
 	struct asof_held *afirst, *alast;
@@ -189,18 +191,47 @@ struct ss_asof {
 	int64_t lw;       /* the left time history is kept for: the slowest left partition's */
 	int64_t lw_bare;  /* newest left event time from records without envelope */
 	struct asof_parts lparts; /* per topic-partition of enveloped left records */
+	bool batch;       /* the right input is complete (asof_join_batch): every result is
+			     final when written */
+	bool revision0;   /* --emit revise over files: each result written once, revision 0 */
+	bool right_eof;   /* the right stream ended: every answer is final */
+	struct asof_index *index; /* the right file's index while the held records are
+				   answered from it (asof_join_indexed; the run's), else NULL */
+	uint64_t rseq, lid;
+	uint64_t uncommitted; /* records since the last state commit */
+	ss_buf obuf;
+	struct asof_state *st;    /* --state, or NULL */
+	struct asof_state *spill; /* where held records overflow: st, or a temporary file */
+	size_t held_bytes, spill_limit;
+	size_t hist_bytes, hist_limit; /* right history in memory, and its bound */
+	struct asof_right near[2];     /* history read back from the store (asof_match.c) */
+	uint64_t spilled;         /* held records on disk, not in memory */
+	struct asof_oq *oq;       /* --order left: one queue per left partition */
+	size_t noq, oqcap, oqlast;
+	uint64_t waiting;         /* --order left: done records in memory waiting for older ones */
+	int64_t spill_min_t;
+	struct asof_counters n; /* for the summary */
+	struct asof_outbox outbox; /* --acks: results not yet delivered */
+};
+
+/* The router and the run: the public handle (asof.h). It reads the inputs, parses
+ * their records and hands each to its join: the one join, or with --state-dir the
+ * partition-join of its partition (asof_dir.c). It calls the engine, never the other
+ * way. */
+struct ss_asof {
+	struct ss_asof_opts o;
+	struct asof_ctx *cx;   /* what the joins of the run share: the router's */
+	asof_join *one;        /* without --state-dir: the one join, else NULL */
+	struct asof_dir *dir;  /* with --state-dir: the partition-joins, else NULL */
+	bool left_eof, right_eof;
 	bool left_seen, left_bare; /* the first left record had no envelope */
 	bool batch;       /* the right input is a regular file and there is no state: it is
 			     complete, every result is final when written (asof_run.c) */
-	bool revision0;   /* --emit revise over files: each result written once, revision 0 */
+	uint64_t nread;   /* good records read, for the live line */
 	struct asof_index *index; /* the right file, indexed whole (asof_index.c), or NULL: built
 				   and freed by the batch run (asof_run.c) */
 	struct asof_ahead *lahead, *rahead; /* a file parsed ahead on a thread (asof_ahead.c), or NULL */
 	uint64_t rquiet;  /* right lines up to this one were reported already (a re-read) */
-	bool left_eof, right_eof;
-	uint64_t rseq, lid;
-	uint64_t uncommitted; /* records since the last state commit */
-	ss_buf obuf;
 	struct asof_in lin, rin;
 	/* a bad record that ends the run (--on-error fail), kept by asof_parse until the
 	 * run has sent the held records (ASOF_GOT_FATAL); raw is the reader's, still */
@@ -214,18 +245,6 @@ struct ss_asof {
 	ss_reader *lrd, *rrd; /* the inputs while a run reads them (one input: lrd) */
 	ss_progress *progress; /* the live line, or NULL */
 	int64_t in_size;       /* bytes of both inputs when both are regular files, else -1 */
-	struct asof_state *st;    /* --state, or NULL */
-	struct asof_state *spill; /* where held records overflow: st, or a temporary file */
-	size_t held_bytes, spill_limit;
-	size_t hist_bytes, hist_limit; /* right history in memory, and its bound */
-	struct asof_right near[2];     /* history read back from the store (asof_match.c) */
-	uint64_t spilled;         /* held records on disk, not in memory */
-	struct asof_oq *oq;       /* --order left: one queue per left partition */
-	size_t noq, oqcap, oqlast;
-	uint64_t waiting;         /* --order left: done records in memory waiting for older ones */
-	int64_t spill_min_t;
-	struct asof_counters n; /* for the summary */
-	struct asof_outbox outbox; /* --acks: results not yet delivered */
 };
 
 static inline int64_t
@@ -246,14 +265,14 @@ asof_min64(int64_t a, int64_t b)
 
 /* --order left: results in left input order per left partition (only defer reorders). */
 static inline bool
-asof_ordered(const ss_asof *j)
+asof_ordered(const asof_join *j)
 {
 	return j->o.order_left && j->o.emit == SS_ASOF_DEFER;
 }
 
 /* A held record whose result waits for older ones of its left partition (--order left). */
 static inline bool
-asof_waiting(const ss_asof *j, const struct asof_held *h)
+asof_waiting(const asof_join *j, const struct asof_held *h)
 {
 	return asof_ordered(j) && (h->revision & ASOF_DONE);
 }
@@ -261,7 +280,7 @@ asof_waiting(const ss_asof *j, const struct asof_held *h)
 /* --emit revise keeps every left record whose answer is final (on disk), so that a right
  * record that comes late can still correct it: the last revision is the exact answer. */
 static inline bool
-asof_keeps_closed(const ss_asof *j)
+asof_keeps_closed(const asof_join *j)
 {
 	return j->o.emit == SS_ASOF_REVISE && !j->batch;
 }
@@ -270,7 +289,7 @@ asof_keeps_closed(const ss_asof *j)
  * newest right event time minus --grace, the minimum over the right partitions,
  * asof_wm.c) has passed it, or the right input ended. */
 static inline bool
-asof_final(const ss_asof *j, int64_t p)
+asof_final(const asof_join *j, int64_t p)
 {
 	return j->right_eof || p < j->wm;
 }
@@ -295,7 +314,7 @@ void asof_heap_remove(struct asof_heap *h, struct asof_held *x);
 void asof_heap_fix(struct asof_heap *h, struct asof_held *x);
 /* The answer for a left record at t among the latest right record at or before it (b)
  * and the earliest at or after it (f), either NULL: by --direction and --tolerance. */
-const struct asof_right *asof_pick(const ss_asof *j, int64_t t, const struct asof_right *b,
+const struct asof_right *asof_pick(const struct ss_asof_opts *o, int64_t t, const struct asof_right *b,
 				   const struct asof_right *f);
 
 /* asof_parse.c: records parsed (asof_in), bad ones reported. */
@@ -317,83 +336,89 @@ enum asof_got asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t l
 /* The event time of a line, unvalidated and unreported: for checking an order only. */
 bool asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t *t);
 
-/* asof.c: the engine, fed one parsed record at a time. */
-/* A left record is about to be answered: exit 1 if the right input had no record (every
- * answer would be null) unless --allow-empty-right. */
-void asof_check_right_empty(ss_asof *j);
+/* asof.c: the engine, fed one parsed record at a time by the router. */
 /* A bad record ends the run: without a state file this join's held records would be
  * lost with the process, so they go out now with what is known. */
-void asof_join_finish_held(ss_asof *j);
-/* One join's side of the router's entry points (asof_dir.c: asof_left ...). */
-void asof_join_left(ss_asof *j, const struct asof_in *in);
-void asof_join_right(ss_asof *j, const struct asof_in *in);
-void asof_join_right_end(ss_asof *j);
-bool asof_join_applied(ss_asof *j, const struct ss_envelope *env);
+void asof_join_finish_held(asof_join *j);
+/* One join's side of the router's entry points (asof_router.c: asof_left ...). */
+void asof_join_left(asof_join *j, const struct asof_in *in);
+void asof_join_right(asof_join *j, const struct asof_in *in);
+void asof_join_right_end(asof_join *j);
+bool asof_join_applied(asof_join *j, const struct ss_envelope *env);
 /* Results out (output, late file, acks read), then this join's state committed. */
-void asof_join_idle(ss_asof *j);
-/* The one join, or the top of a directory of them (ss_asof_new), of the run cx: with
- * --state, its state opened. */
-ss_asof *asof_join_open(struct asof_ctx *cx, const struct ss_asof_opts *opts);
-/* A partition-join of the run cx for partition number partition, with the top's options
- * top and its state in path (borrowed until asof_join_free); right_eof: the right input
+void asof_join_idle(asof_join *j);
+/* The one join of the run cx (ss_asof_new, without --state-dir): with --state, its
+ * state opened. */
+asof_join *asof_join_open(struct asof_ctx *cx, const struct ss_asof_opts *opts);
+/* A partition-join of the run cx for partition number partition, with the router's
+ * options top and its state in path (borrowed until asof_join_free); right_eof: the right input
  * has ended (its held records are finished as it loads). */
-ss_asof *asof_join_new(struct asof_ctx *cx, const struct ss_asof_opts *top, const char *path, int32_t partition,
-		       bool right_eof);
+asof_join *asof_join_new(struct asof_ctx *cx, const struct ss_asof_opts *top, const char *path, int32_t partition,
+			 bool right_eof);
 /* Close the state and free the join (not its cx: the router's). */
-void asof_join_free(ss_asof *j);
+void asof_join_free(asof_join *j);
 void asof_counters_add(struct asof_counters *sum, const struct asof_counters *c);
 /* The counters of this join alone, and the records it still holds. */
-void asof_join_totals(const ss_asof *j, struct asof_counters *c, size_t *held);
+void asof_join_totals(const asof_join *j, struct asof_counters *c, size_t *held);
+/* Does it hold left records whose answers wait for right records (in memory or on
+ * disk)? */
+bool asof_join_holds(const asof_join *j);
+/* The right input is complete (a regular file, no state): every result is final when
+ * written, each once (--emit revise: revision 0). */
+void asof_join_batch(asof_join *j);
+/* Start loading what the lookup of a parsed record's key will read. */
+void asof_join_prefetch(const asof_join *j, const struct asof_in *in);
+/* A left record answered by the run from the right file's index (r, or NULL). */
+void asof_join_answer(asof_join *j, const struct asof_in *in, const struct asof_right *r);
 
 /* asof_held.c: held left records (defer, revise, --order left), spilled and released.
  * Called by asof.c and the router; calls down to asof_match.c and asof_emit.c. */
-void asof_join_tick(ss_asof *j);
-int asof_join_timeout(const ss_asof *j);
-bool asof_join_done(const ss_asof *j);
-void asof_held_link(ss_asof *j, struct asof_held *h);
+void asof_join_tick(asof_join *j);
+int asof_join_timeout(const asof_join *j);
+void asof_held_link(asof_join *j, struct asof_held *h);
 /* Hold a left record (k, in) with release point p and answer r so far. */
-void asof_hold(ss_asof *j, struct asof_key *k, const struct asof_in *in, int64_t p, const struct asof_right *r,
+void asof_hold(asof_join *j, struct asof_key *k, const struct asof_in *in, int64_t p, const struct asof_right *r,
 	       int64_t revision);
 /* Keep a left record whose answer (revision, match) is final as it is now (revise). */
-void asof_close_now(ss_asof *j, struct asof_key *k, const struct asof_in *in, const struct asof_right *r,
+void asof_close_now(asof_join *j, struct asof_key *k, const struct asof_in *in, const struct asof_right *r,
 		    int64_t revision);
 /* --order left: does a new left record of this partition have to wait? */
-bool asof_oq_busy(ss_asof *j, const struct asof_in *in);
+bool asof_oq_busy(asof_join *j, const struct asof_in *in);
 /* A queue's spilled count, as a state file keeps it (asof_state_queues). */
-void asof_oq_loaded(ss_asof *j, int64_t match, uint64_t n);
+void asof_oq_loaded(asof_join *j, int64_t match, uint64_t n);
 /* A record of the engine's from a row of the state file (asof_state_unspill,
  * asof_state_closed_get): of key k, or with k NULL, of the row's key. */
-struct asof_held *asof_held_from_row(ss_asof *j, struct asof_key *k, const struct asof_row *r);
+struct asof_held *asof_held_from_row(asof_join *j, struct asof_key *k, const struct asof_row *r);
 /* Write every held record whose answer is final (spilled ones read back). */
-void asof_release_final(ss_asof *j);
+void asof_release_final(asof_join *j);
 
 /* asof_match.c: the right history beyond memory (its oldest part on disk) and the
  * answers of left records from it. Calls down to asof_hist.c and asof_state.c only. */
 /* Where evicted history, spilled and closed records go: the state file, or a private
  * temporary one. */
-struct asof_state *asof_spill_store(ss_asof *j);
+struct asof_state *asof_spill_store(asof_join *j);
 /* Could the history have lost the answer for time t? (left too far out of order) */
-bool asof_expired(const ss_asof *j, const struct asof_key *k, int64_t t);
+bool asof_expired(const asof_join *j, const struct asof_key *k, int64_t t);
 /* The latest record of k at or before t (strict: before), or the earliest at or after t
  * (strict: after), wherever it is. */
-const struct asof_right *asof_history_backward(ss_asof *j, const struct asof_key *k, int64_t t, bool strict);
-const struct asof_right *asof_history_forward(ss_asof *j, const struct asof_key *k, int64_t t, bool strict);
+const struct asof_right *asof_history_backward(asof_join *j, const struct asof_key *k, int64_t t, bool strict);
+const struct asof_right *asof_history_forward(asof_join *j, const struct asof_key *k, int64_t t, bool strict);
 /* A right record into the history; NULL when one of the same key and time ranks higher. */
-const struct asof_right *asof_history_put(ss_asof *j, struct asof_key *k, const struct asof_in *in,
+const struct asof_right *asof_history_put(asof_join *j, struct asof_key *k, const struct asof_in *in,
 					  uint64_t seq);
 /* After a record went into the history: keep memory bounded. */
-void asof_history_bound(ss_asof *j);
+void asof_history_bound(asof_join *j);
 /* The history a state file gave back counts against the memory bound too. */
-void asof_history_loaded(ss_asof *j);
+void asof_history_loaded(asof_join *j);
 /* Keep history from the slower stream's position minus --retain, and whatever the held
  * records of this key still need. */
-void asof_prune(ss_asof *j, struct asof_key *k);
-const struct asof_right *asof_best_match(ss_asof *j, const struct asof_key *k, int64_t t);
+void asof_prune(asof_join *j, struct asof_key *k);
+const struct asof_right *asof_best_match(asof_join *j, const struct asof_key *k, int64_t t);
 /* The latest right event time that could still change the match of a left record at t
  * in key k: once the watermark is past it, the answer is final. */
-int64_t asof_release_point(ss_asof *j, const struct asof_key *k, int64_t t);
+int64_t asof_release_point(asof_join *j, const struct asof_key *k, int64_t t);
 /* A right record at r can only lower a held record's release point. */
-int64_t asof_release_point_after(const ss_asof *j, const struct asof_held *h, int64_t r);
+int64_t asof_release_point_after(const asof_join *j, const struct asof_held *h, int64_t r);
 
 /* asof_emit.c: results out (--select), the --late-file, and what is said once. */
 /* Marks of a result an approximation touched (chosen by a flag), and of what was said
@@ -405,70 +430,90 @@ enum {
 };
 /* Write {"left":raw,"right":r} (r NULL: null), with "revision" unless revision < 0, and
  * the marks (ASOF_MARK_*). */
-void asof_emit(ss_asof *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r,
+void asof_emit(asof_join *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r,
 	       int64_t revision, unsigned mark);
 /* An approximation chosen by a flag touched a result: counted, and said on stderr the
  * first time. */
-void asof_approximated(ss_asof *j, unsigned mark, uint64_t line);
+void asof_approximated(asof_join *j, unsigned mark, uint64_t line);
 /* A late right record, or an expired left one: to the --late-file. */
-void asof_to_late_file(ss_asof *j, const struct asof_in *in);
+void asof_to_late_file(asof_join *j, const struct asof_in *in);
 /* A right record older than what its partition delivered: counted, to the --late-file;
  * said once. */
-void asof_late(ss_asof *j, const struct asof_in *in);
+void asof_late(asof_join *j, const struct asof_in *in);
 
-/* asof_dir.c: --state-dir, the router over partition-joins, and the public handle
- * (asof.h: ss_asof_new, ss_asof_free, ss_asof_summary), which calls down to the engine
- * and never the other way. */
+/* asof_router.c: the public handle (asof.h: ss_asof_new, ss_asof_free, ss_asof_summary)
+ * and the join's entry points for the run: to the one join (asof_join_*), or with
+ * --state-dir to the partition-join of the record's partition, or to each (asof_dir.c).
+ * It calls down to the engine and never the other way. */
 /* Results out and every state committed: the one join's, or each partition-join's. */
-void asof_idle(void *j);
+void asof_idle(ss_asof *j);
 /* The counters of the whole run (every partition-join), and the records still held. */
 void asof_totals(const ss_asof *j, struct asof_counters *c, size_t *held);
-/* The join's entry points, for the input loop: to the one join (asof_join_*), or with
- * --state-dir to the partition-join of the record's partition (or to each). */
 void asof_left(ss_asof *j, const struct asof_in *in);
 void asof_right(ss_asof *j, const struct asof_in *in);
 void asof_right_end(ss_asof *j);
 void asof_tick(ss_asof *j);
 int asof_poll_timeout(const ss_asof *j);
+/* The left input ended, and the right one too, or nothing waits for it. */
 bool asof_done(const ss_asof *j);
 /* Has this enveloped right or left record been applied, in this run or an earlier one
  * (the state's offsets)? */
 bool asof_applied(ss_asof *j, const struct ss_envelope *env);
+/* The right stream of this partition ended (its consumer said so): with --state-dir,
+ * its held records are finished at the right end even if no record of it came in this
+ * run. */
+void asof_partition_ended(ss_asof *j, int32_t partition);
 /* A bad record ends the run (ASOF_GOT_FATAL): held records out first, then reported;
  * exits. */
 void asof_fail(ss_asof *j);
-struct asof_dir *asof_dir_open(const char *path);
-/* Open the partitions whose files keep results of an earlier run, to write them again. */
-void asof_dir_resend(ss_asof *top);
-/* Commit and release every partition-join, free the router. */
-void asof_dir_free(ss_asof *top);
-void asof_dir_commit(ss_asof *top);
-/* The right stream of this partition ended (its consumer said so): its held records
- * are finished at the right end even if no record of it came in this run. */
-void asof_dir_ended(ss_asof *top, int32_t partition);
-/* Counters and held records of the open partition-joins, added to sum and *held. */
-void asof_dir_count(const ss_asof *top, struct asof_counters *sum, size_t *held);
+
+/* asof_dir.c: --state-dir, a directory of partition-joins (opened, locked, released,
+ * counted) for the router; it calls the engine only. */
+/* The directory at path, for the partition-joins of the run cx with the options o
+ * (the router's: borrowed until asof_dir_free). Opens the partitions whose files keep
+ * results of an earlier run, to write them again. */
+struct asof_dir *asof_dir_open(const char *path, struct asof_ctx *cx, const struct ss_asof_opts *o);
+/* Commit and release every partition-join, free the directory. */
+void asof_dir_free(struct asof_dir *d);
+/* The partition-join of a record of partition number partition, opened (locked, its
+ * state loaded) if it was not. */
+asof_join *asof_dir_route(struct asof_dir *d, int32_t partition);
+void asof_dir_right_end(struct asof_dir *d);
+/* Each open partition-join's tick; those silent on both inputs for --idle released
+ * (until the right input ended). */
+void asof_dir_tick(struct asof_dir *d);
+int asof_dir_timeout(const struct asof_dir *d);
+/* Does a partition-join hold left records, open or released with them? */
+bool asof_dir_holds(const struct asof_dir *d);
+void asof_dir_commit(struct asof_dir *d);
+void asof_dir_ended(struct asof_dir *d, int32_t partition);
+bool asof_dir_applied(struct asof_dir *d, const struct ss_envelope *env);
+/* Counters and held records of the partition-joins, released ones' counters too. */
+void asof_dir_count(const struct asof_dir *d, struct asof_counters *c, size_t *held);
 
 /* asof_outbox.c: --acks. Write one result line (without its newline). */
-void asof_out(ss_asof *j, const char *line, size_t len);
+void asof_out(asof_join *j, const char *line, size_t len);
 /* Write the results the state kept undelivered again (a new run), first. */
-void asof_outbox_resend(ss_asof *j);
+void asof_outbox_resend(asof_join *j);
 /* Drop the results delivered by now from the state (in the open batch). */
-void asof_outbox_trim(ss_asof *j);
+void asof_outbox_trim(asof_join *j);
 
 /* asof_index.c: a right regular file indexed whole (every answer is final at once); NULL
  * when a bad record in it ends the run (ASOF_GOT_FATAL: the caller's to finish). */
 struct asof_index *asof_index_build(ss_asof *j, ss_reader *r);
 /* The answer for a parsed left record; buf holds what the result points to. */
-const struct asof_right *asof_index_match(struct asof_index *ix, ss_asof *j, const struct asof_in *in,
+const struct asof_right *asof_index_match(struct asof_index *ix, const struct ss_asof_opts *o, const struct asof_in *in,
 					  struct asof_right buf[2]);
 /* The answers of n parsed left records at once (their lookups overlap in memory):
  * out[r], held in buf[r]. */
-void asof_index_match_batch(struct asof_index *ix, ss_asof *j, const struct asof_in *in, size_t n,
+void asof_index_match_batch(struct asof_index *ix, const struct ss_asof_opts *o, const struct asof_in *in, size_t n,
 			    struct asof_right (*buf)[2], const struct asof_right **out);
+/* The right records in the index. */
+size_t asof_index_records(const struct asof_index *ix);
 void asof_index_free(struct asof_index *ix);
-/* Answer every held record from j->index (built in the middle of a merge): asof_held.c. */
-void asof_answer_held(ss_asof *j);
+/* The right file was indexed whole (ix) in the middle of a merge: the right stream is
+ * at its end, and every held record is answered from ix (asof_held.c). */
+void asof_join_indexed(asof_join *j, struct asof_index *ix);
 
 /* asof_ahead.c: a regular file of a batch parsed ahead on a thread. Started on a reader
  * not read yet (or rewound), when the side's --on and --by are plain paths and
@@ -500,27 +545,27 @@ void asof_progress(ss_asof *j);
 /* asof_wm.c: the partition-aware right watermark and left time. */
 struct asof_part *asof_part_get(struct asof_parts *ps, const char *topic, int32_t partition);
 /* Take in what the right input's writer says about its partitions (after a refresh). */
-void asof_wm_feed(ss_asof *j);
+void asof_wm_feed(asof_join *j);
 /* A record of this partition was read, whether applied or not (bad, late, a replay). */
-void asof_wm_seen(ss_asof *j, bool left, const struct ss_envelope *env);
-bool asof_wm_update(ss_asof *j);
+void asof_wm_seen(asof_join *j, bool left, const struct ss_envelope *env);
+bool asof_wm_update(asof_join *j);
 /* The right input holds nothing older than t from here on (a file known to be in time
  * order, its next record at t): left records before t are final now. */
-void asof_wm_promise(ss_asof *j, int64_t t);
+void asof_wm_promise(asof_join *j, int64_t t);
 /* Is the right watermark held back because the right partitions cannot be known? */
-bool asof_wm_blind(const ss_asof *j);
+bool asof_wm_blind(const asof_join *j);
 /* Advance the left time by a left record (its partition's, with an envelope). */
-void asof_lw_left(ss_asof *j, const struct asof_in *in);
+void asof_lw_left(asof_join *j, const struct asof_in *in);
 /* Recompute the left time: the minimum over the left partitions not idle. */
-void asof_lw_update(ss_asof *j);
+void asof_lw_update(asof_join *j);
 /* Is the right record late in its own partition? If not, advance the watermarks. */
-bool asof_wm_right(ss_asof *j, const struct asof_in *in);
-int asof_wm_timeout(const ss_asof *j);
+bool asof_wm_right(asof_join *j, const struct asof_in *in);
+int asof_wm_timeout(const asof_join *j);
 
 /* asof_state.c: the --state file. Called by the engine, it calls none of lib/join/'s
- * files back: what it reads it hands over as values, rows (struct asof_state_row at load,
- * struct asof_row), or, for the queues' counts and the outbox, to a function of the
- * caller's; it writes no field of a join. */
+ * files back: what it reads it hands over as values and rows (struct asof_state_row at
+ * load, struct asof_row, the queues' counts, the kept results), pulled by the engine;
+ * it writes no field of a join. */
 /* path "" opens a private temporary file (for spilling without --state). */
 struct asof_state *asof_state_open(const char *path);
 void asof_state_close(struct asof_state *st);
@@ -595,23 +640,30 @@ void asof_state_closed_put(struct asof_state *st, const struct asof_held *h);
 size_t asof_state_closed_get(struct asof_state *st, const struct asof_key *k, int64_t lo, int64_t hi,
 			     struct asof_row **rows);
 void asof_state_closed_prune(struct asof_state *st, const struct asof_key *k, int64_t cutoff);
-/* The outbox of --acks: put a result line (returns its row), drop rows up to row, and
- * call fn for each kept row in order. */
+/* The outbox of --acks: put a result line (returns its row), drop rows up to row. */
 int64_t asof_state_outbox_put(struct asof_state *st, const char *line, size_t len);
 void asof_state_outbox_trim(struct asof_state *st, int64_t row);
 /* Does the state file at path keep results of an earlier run not known delivered? */
 bool asof_state_keeps_results(const char *path);
-size_t asof_state_outbox_each(struct asof_state *st, ss_asof *j,
-			      void (*fn)(ss_asof *, const char *, size_t, int64_t));
+/* The kept rows in order, pulled one by one: line (len bytes, the state file's, good
+ * until the next call) and its row. The iterator is the caller's to close. */
+struct asof_state_kept *asof_state_kept_open(struct asof_state *st);
+bool asof_state_kept_next(struct asof_state_kept *it, const char **line, size_t *len, int64_t *row);
+void asof_state_kept_close(struct asof_state_kept *it);
 enum asof_unspill { ASOF_UNSPILL_P, ASOF_UNSPILL_SINCE };
 /* Take up to limit spilled records off the disk, into *rows (their number returned), with
  * since now: by ASOF_UNSPILL_P, release point <= max, in release order; by
  * ASOF_UNSPILL_SINCE, arrived at or before max. --order left: those of queue match
  * (partition + 1) with id >= from, in id order, with their arrival times; and at load,
- * each queue's spilled count to fn. */
+ * each queue's spilled count, into *counts (malloc'd, the caller's; their number
+ * returned). */
 size_t asof_state_unspill_queue(struct asof_state *st, int64_t match, int64_t from, size_t limit,
 				struct asof_row **rows);
-void asof_state_queues(struct asof_state *st, ss_asof *j, void (*fn)(ss_asof *, int64_t match, uint64_t n));
+struct asof_queue_count {
+	int64_t match; /* the queue: its partition + 1 */
+	uint64_t n;    /* its spilled records */
+};
+size_t asof_state_queues(struct asof_state *st, struct asof_queue_count **counts);
 size_t asof_state_unspill(struct asof_state *st, enum asof_unspill by, int64_t max, size_t limit,
 			  struct asof_row **rows);
 /* Oldest event time among spilled records, ASOF_NONE if none. */

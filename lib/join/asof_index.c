@@ -235,7 +235,6 @@ asof_index_build(ss_asof *j, ss_reader *r)
 		ss_diag_die(SS_EXIT_DATA, "out of memory");
 	while ((got = asof_next_record(j, r, false, &j->rin)) == ASOF_GOT_RECORD) {
 		asof_progress(j);
-		j->n.right++;
 		add_entry(ix, key_number(ix, j->rin.key.data, j->rin.key.len), j->rin.t,
 			  asof_record_offset(j, r, false), j->rin.len);
 	}
@@ -246,6 +245,12 @@ asof_index_build(ss_asof *j, ss_reader *r)
 	sort_entries(ix);
 	map_file(ix, r);
 	return ix;
+}
+
+size_t
+asof_index_records(const struct asof_index *ix)
+{
+	return ix->n;
 }
 
 void
@@ -325,30 +330,30 @@ group_after(const struct asof_index *ix, const struct ix_group *g, int64_t t, bo
 
 /* The answer among group g's records (g NULL: no right record has the key). */
 static const struct asof_right *
-match_in_group(struct asof_index *ix, ss_asof *j, const struct ix_group *g, const struct asof_in *in,
+match_in_group(struct asof_index *ix, const struct ss_asof_opts *o, const struct ix_group *g, const struct asof_in *in,
 	       struct asof_right buf[2])
 {
 	const struct asof_right *b = NULL, *f = NULL;
 
 	if (g == NULL)
 		return NULL;
-	if (j->o.direction != SS_ASOF_FORWARD) {
+	if (o->direction != SS_ASOF_FORWARD) {
 		/* the last record at or before t: of equal times, the latest in the file */
-		size_t i = group_after(ix, g, in->t, !j->o.strict);
+		size_t i = group_after(ix, g, in->t, !o->strict);
 		if (i > g->lo) {
 			record_line(ix, i - 1, &buf[0]);
 			b = &buf[0];
 		}
 	}
-	if (j->o.direction != SS_ASOF_BACKWARD) {
-		size_t i = group_after(ix, g, in->t, j->o.strict);
+	if (o->direction != SS_ASOF_BACKWARD) {
+		size_t i = group_after(ix, g, in->t, o->strict);
 		if (i < g->hi) {
 			size_t last = group_after(ix, g, ix->tv[i], true) - 1; /* ties: the latest */
 			record_line(ix, last, &buf[1]);
 			f = &buf[1];
 		}
 	}
-	return asof_pick(j, in->t, b, f);
+	return asof_pick(o, in->t, b, f);
 }
 
 static const struct ix_group *
@@ -360,16 +365,16 @@ group_of(const struct asof_index *ix, const struct asof_in *in)
 }
 
 const struct asof_right *
-asof_index_match(struct asof_index *ix, ss_asof *j, const struct asof_in *in, struct asof_right buf[2])
+asof_index_match(struct asof_index *ix, const struct ss_asof_opts *o, const struct asof_in *in, struct asof_right buf[2])
 {
-	return match_in_group(ix, j, group_of(ix, in), in, buf);
+	return match_in_group(ix, o, group_of(ix, in), in, buf);
 }
 
 /* The lookups of n left records go stage by stage across all of them, each stage only
  * touching memory (prefetch) that the next one reads: their cache misses overlap
  * instead of waiting one after another. */
 void
-asof_index_match_batch(struct asof_index *ix, ss_asof *j, const struct asof_in *in, size_t n,
+asof_index_match_batch(struct asof_index *ix, const struct ss_asof_opts *o, const struct asof_in *in, size_t n,
 		       struct asof_right (*buf)[2], const struct asof_right **out)
 {
 	if (n == 0)
@@ -393,7 +398,7 @@ asof_index_match_batch(struct asof_index *ix, ss_asof *j, const struct asof_in *
 	for (size_t r = 0; r < n; r++) {
 		if (g[r] == NULL)
 			continue;
-		at[r] = group_after(ix, g[r], in[r].t, !j->o.strict);
+		at[r] = group_after(ix, g[r], in[r].t, !o->strict);
 		if (at[r] > g[r]->lo)
 			__builtin_prefetch(&ix->pos[at[r] - 1]);
 		if (at[r] < g[r]->hi)
@@ -404,9 +409,9 @@ asof_index_match_batch(struct asof_index *ix, ss_asof *j, const struct asof_in *
 			continue;
 		if (at[r] > g[r]->lo)
 			__builtin_prefetch(ix->map + (ix->pos[at[r] - 1] >> LEN_BITS));
-		if (j->o.direction != SS_ASOF_BACKWARD && at[r] < g[r]->hi)
+		if (o->direction != SS_ASOF_BACKWARD && at[r] < g[r]->hi)
 			__builtin_prefetch(ix->map + (ix->pos[at[r]] >> LEN_BITS));
 	}
 	for (size_t r = 0; r < n; r++)
-		out[r] = match_in_group(ix, j, g[r], &in[r], buf[r]);
+		out[r] = match_in_group(ix, o, g[r], &in[r], buf[r]);
 }

@@ -10,7 +10,7 @@
 
 /* Could the history have lost the answer for time t? (left too far out of order) */
 bool
-asof_expired(const ss_asof *j, const struct asof_key *k, int64_t t)
+asof_expired(const asof_join *j, const struct asof_key *k, int64_t t)
 {
 	if (!k->pruned)
 		return false;
@@ -23,7 +23,7 @@ asof_expired(const ss_asof *j, const struct asof_key *k, int64_t t)
 /* Where evicted history, spilled and closed left records go: the state file, or a private
  * temporary one. */
 struct asof_state *
-asof_spill_store(ss_asof *j)
+asof_spill_store(asof_join *j)
 {
 	if (j->spill == NULL)
 		j->spill = asof_state_open("");
@@ -32,7 +32,7 @@ asof_spill_store(ss_asof *j)
 
 /* The latest record of k at or before t (strict: before), wherever it is. */
 const struct asof_right *
-asof_history_backward(ss_asof *j, const struct asof_key *k, int64_t t, bool strict)
+asof_history_backward(asof_join *j, const struct asof_key *k, int64_t t, bool strict)
 {
 	const struct asof_right *r = asof_hist_backward(k, t, strict);
 
@@ -45,7 +45,7 @@ asof_history_backward(ss_asof *j, const struct asof_key *k, int64_t t, bool stri
 
 /* The earliest record of k at or after t (strict: after), wherever it is. */
 const struct asof_right *
-asof_history_forward(ss_asof *j, const struct asof_key *k, int64_t t, bool strict)
+asof_history_forward(asof_join *j, const struct asof_key *k, int64_t t, bool strict)
 {
 	const struct asof_right *r = asof_hist_forward(k, t, strict);
 
@@ -66,7 +66,7 @@ cmp_time(const void *a, const void *b)
 
 /* The median time of the history in memory (a sample of it, when large). */
 static int64_t
-history_median(const ss_asof *j)
+history_median(const asof_join *j)
 {
 	enum { SAMPLE = 65536 };
 	size_t n = 0, total = 0, step;
@@ -90,7 +90,7 @@ history_median(const ss_asof *j)
 
 /* Key k's records older than cutoff, but its newest such one, go to disk. */
 static size_t
-evict_key(ss_asof *j, struct asof_key *k, int64_t cutoff)
+evict_key(asof_join *j, struct asof_key *k, int64_t cutoff)
 {
 	size_t drop = 0, bytes = 0;
 
@@ -113,7 +113,7 @@ evict_key(ss_asof *j, struct asof_key *k, int64_t cutoff)
 /* Over the memory bound: the older half of the history goes to disk (the default keeps
  * all of it, for the exact answer to a left record late by any amount). */
 static void
-evict(ss_asof *j)
+evict(asof_join *j)
 {
 	int64_t cutoff = history_median(j);
 	size_t freed = 0;
@@ -126,7 +126,7 @@ evict(ss_asof *j)
 
 /* A right record into the history; NULL when one of the same key and time ranks higher. */
 const struct asof_right *
-asof_history_put(ss_asof *j, struct asof_key *k, const struct asof_in *in, uint64_t seq)
+asof_history_put(asof_join *j, struct asof_key *k, const struct asof_in *in, uint64_t seq)
 {
 	if (k->on_disk && k->n > 0 && in->t < k->hist[0].t) {
 		/* among the evicted: it goes where they are */
@@ -149,7 +149,7 @@ asof_history_put(ss_asof *j, struct asof_key *k, const struct asof_in *in, uint6
 
 /* After a record went into the history: keep memory bounded. */
 void
-asof_history_bound(ss_asof *j)
+asof_history_bound(asof_join *j)
 {
 	if (j->hist_bytes > j->hist_limit && j->o.retain < 0 && !j->batch)
 		evict(j);
@@ -157,7 +157,7 @@ asof_history_bound(ss_asof *j)
 
 /* The history a state file gave back counts against the memory bound too. */
 void
-asof_history_loaded(ss_asof *j)
+asof_history_loaded(asof_join *j)
 {
 	j->hist_bytes = 0;
 	for (size_t i = 0; i < j->keys.cap; i++) {
@@ -169,7 +169,7 @@ asof_history_loaded(ss_asof *j)
 }
 
 const struct asof_right *
-asof_best_match(ss_asof *j, const struct asof_key *k, int64_t t)
+asof_best_match(asof_join *j, const struct asof_key *k, int64_t t)
 {
 	const struct asof_right *b = NULL, *f = NULL;
 
@@ -177,13 +177,13 @@ asof_best_match(ss_asof *j, const struct asof_key *k, int64_t t)
 		b = asof_history_backward(j, k, t, j->o.strict);
 	if (j->o.direction != SS_ASOF_BACKWARD)
 		f = asof_history_forward(j, k, t, j->o.strict);
-	return asof_pick(j, t, b, f);
+	return asof_pick(&j->o, t, b, f);
 }
 
 /* The latest right event time that could still change the match of a left record at t
  * in key k: once the watermark is past it, the answer is final. */
 int64_t
-asof_release_point(ss_asof *j, const struct asof_key *k, int64_t t)
+asof_release_point(asof_join *j, const struct asof_key *k, int64_t t)
 {
 	if (j->o.direction == SS_ASOF_BACKWARD)
 		return j->o.strict ? t - 1 : t;
@@ -201,7 +201,7 @@ asof_release_point(ss_asof *j, const struct asof_key *k, int64_t t)
 
 /* A right record at r can only lower a held record's release point. */
 int64_t
-asof_release_point_after(const ss_asof *j, const struct asof_held *h, int64_t r)
+asof_release_point_after(const asof_join *j, const struct asof_held *h, int64_t r)
 {
 	bool fwd = j->o.strict ? r > h->t : r >= h->t;
 	bool back = j->o.strict ? r < h->t : r <= h->t;
@@ -226,7 +226,7 @@ drop_from_state(const struct asof_key *k, const struct asof_right *r, void *arg)
 /* Keep history from the slower stream's position minus --retain, and whatever the held
  * records of this key still need. */
 void
-asof_prune(ss_asof *j, struct asof_key *k)
+asof_prune(asof_join *j, struct asof_key *k)
 {
 	/* by default all of it is kept: a left record may come late by any amount; a
 	 * merge of two ordered files knows it never does (asof_run.c) */

@@ -30,7 +30,7 @@ outbox_push(struct asof_outbox *o, uint64_t line, int64_t row)
 
 /* Write a line of j's; with --acks, keep it in the outbox as row (0: put it there). */
 static void
-write_line(ss_asof *j, const char *line, size_t len, int64_t row)
+write_line(asof_join *j, const char *line, size_t len, int64_t row)
 {
 	ss_writer_write(j->cx->out, line, len);
 	ss_writer_putc(j->cx->out, '\n');
@@ -48,16 +48,24 @@ write_line(ss_asof *j, const char *line, size_t len, int64_t row)
 }
 
 void
-asof_out(ss_asof *j, const char *line, size_t len)
+asof_out(asof_join *j, const char *line, size_t len)
 {
 	write_line(j, line, len, 0);
 }
 
 void
-asof_outbox_resend(ss_asof *j)
+asof_outbox_resend(asof_join *j)
 {
-	size_t n = asof_state_outbox_each(j->st, j, write_line);
+	struct asof_state_kept *it = asof_state_kept_open(j->st);
+	const char *line;
+	size_t len, n = 0;
+	int64_t row;
 
+	while (asof_state_kept_next(it, &line, &len, &row)) {
+		write_line(j, line, len, row);
+		n++;
+	}
+	asof_state_kept_close(it);
 	if (n == 0)
 		return;
 	ss_diag_warn("%s: %zu results of an earlier run not known to be delivered: written again",
@@ -67,7 +75,7 @@ asof_outbox_resend(ss_asof *j)
 }
 
 void
-asof_outbox_trim(ss_asof *j)
+asof_outbox_trim(asof_join *j)
 {
 	struct asof_outbox *o = &j->outbox;
 	uint64_t delivered = j->cx->delivered;

@@ -2,9 +2,10 @@
  * a struct asof_in, a bad one reported by the --on-error policy. A bad one that ends the
  * run (--on-error fail) is not reported here but kept in j->bad and said by the result
  * (ASOF_GOT_FATAL): the run sends the held records first, then asof_parse_fail reports
- * it and exits. Below the engine: the input loop (asof_run.c), the reader (asof_read.c)
- * and, on the main thread, the files parsed ahead (asof_ahead.c: the lines its thread
- * left) call it, and it calls none of them, nor the engine. */
+ * it and exits. The run's (j is the router): the input loop (asof_run.c), the reader
+ * (asof_read.c) and, on the main thread, the files parsed ahead (asof_ahead.c: the lines
+ * its thread left) call it, and it calls none of them; of the engine, only the one
+ * join's watermark (a bad record's partition went on). */
 #include <string.h>
 
 #include "join/asof_impl.h"
@@ -125,11 +126,12 @@ parse_key(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
 void
 asof_parsed(ss_asof *j, bool left, const struct asof_in *in)
 {
+	j->nread++;
 	if (left && !j->left_seen) {
 		/* a left input without envelopes (a plain file) is not searched for them:
 		 * the fast path of one left time, unless the state needs the offsets */
 		j->left_seen = true;
-		j->left_bare = !in->has_env && !j->st && !j->dir;
+		j->left_bare = !in->has_env && j->o.state == NULL && j->dir == NULL;
 	}
 }
 
@@ -150,8 +152,8 @@ parse_valid(ss_asof *j, bool left, struct asof_in *in, bool env_read)
 	ss_rec_done(&rec);
 	if (!ok && j->bad.pending)
 		return ASOF_GOT_FATAL; /* the run ends here: nothing more of this record */
-	if (!ok && in->has_env && !j->dir)
-		asof_wm_seen(j, left, &in->env); /* read, if not applied: its partition went on */
+	if (!ok && in->has_env && j->one)
+		asof_wm_seen(j->one, left, &in->env); /* read, if not applied: its partition went on */
 	if (ok)
 		asof_parsed(j, left, in);
 	if (ok && j->dir && !in->has_env) {

@@ -40,5 +40,5 @@ asof_progress(ss_asof *j)
 		return;
 	if (j->in_size > 0)
 		done = (int64_t)(asof_record_offset(j, j->lrd, true) + asof_record_offset(j, j->rrd, false));
-	ss_progress_update(j->progress, (int64_t)(j->n.left + j->n.right), done, j->in_size);
+	ss_progress_update(j->progress, (int64_t)j->nread, done, j->in_size);
 }

@@ -4,18 +4,16 @@
  * with a state, applied whole first. Streams are read as data arrives, with poll(),
  * never blocking on one side while the other has data, and what their writers tell
  * beside them (lib/stream/feed.h) is taken in. One input carrying both sides is read in its
- * own order, or, a file, right records first. At the end, with --acks, the deliverer is
- * waited for. SIGINT and SIGTERM end a run between records (ss_proc_exit_if_signalled):
+ * own order, or, a file, right records first (at the end, with --acks, the router waits
+ * for the deliverer: ss_asof_await_delivery). SIGINT and SIGTERM end a run between records (ss_proc_exit_if_signalled):
  * the exit flushes the results and commits the state (the exit handler), held records
  * stay held; 128+N. */
 #include <errno.h>
-#include <inttypes.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "join/asof_impl.h"
 #include "base/diag.h"
@@ -49,7 +47,16 @@ stop_ahead(ss_asof *j)
 	j->lahead = j->rahead = NULL;
 }
 
-/* The end of the right input: with nothing in it, no left record may be answered. */
+/* A left record is about to be answered: exit 1 if the right input had no record (every
+ * answer would be null) unless --allow-empty-right. */
+static void
+check_right_empty(ss_asof *j)
+{
+	if (j->cx->right_empty && !j->o.allow_empty_right)
+		ss_diag_die(SS_EXIT_DATA, "%s: ended without a record: every left record would be joined with "
+			    "null (did its consumer fail? --allow-empty-right accepts it)", j->cx->rname);
+}
+
 /* With --state-dir: the partitions the right input's writer read to their end have
  * their held records finished, also those of partitions with no record in this run. */
 static void
@@ -60,9 +67,10 @@ finish_ended_partitions(ss_asof *j)
 
 	for (size_t i = 0; j->dir && i < n; i++)
 		if (fp[i].state == SS_FEED_ENDED && (j->o.right_topic == NULL || strcmp(fp[i].topic, j->o.right_topic) == 0))
-			asof_dir_ended(j, fp[i].partition);
+			asof_partition_ended(j, fp[i].partition);
 }
 
+/* The end of the right input: with nothing in it, no left record may be answered. */
 static void
 right_ended(ss_asof *j)
 {
@@ -72,7 +80,7 @@ right_ended(ss_asof *j)
 	asof_totals(j, &c, &held);
 	j->cx->right_empty = c.right == 0 && c.replayed == 0 && c.late == 0 && !j->cx->had_history;
 	if (held > 0)
-		asof_check_right_empty(j);
+		check_right_empty(j);
 	finish_ended_partitions(j);
 	asof_right_end(j);
 }
@@ -172,13 +180,10 @@ answer_batch(ss_asof *j, struct left_batch *b)
 		b->in[i].raw = b->raw.data + off;
 		off += b->in[i].len;
 	}
-	asof_index_match_batch(j->index, j, b->in, b->n, buf, match);
+	asof_index_match_batch(j->index, &j->o, b->in, b->n, buf, match);
 	prefetch_matches(match, b->n);
-	for (size_t i = 0; i < b->n; i++) {
-		const struct asof_in *in = &b->in[i];
-		j->n.left++;
-		asof_emit(j, in->raw, in->len, in->line, match[i], -1, 0);
-	}
+	for (size_t i = 0; i < b->n; i++)
+		asof_join_answer(j->one, &b->in[i], match[i]);
 	b->n = 0;
 	ss_buf_reset(&b->raw);
 }
@@ -188,7 +193,7 @@ answer_batch(ss_asof *j, struct left_batch *b)
 static void
 batch_take(ss_asof *j, struct left_batch *b, const char *line, size_t len)
 {
-	asof_check_right_empty(j);
+	check_right_empty(j);
 	ss_buf_add(&b->raw, line, len);
 	if (++b->n == ANSWER_BATCH)
 		answer_batch(j, b);
@@ -257,7 +262,6 @@ static void
 run_indexed(ss_asof *j, ss_reader *l, ss_reader *r, bool have_left)
 {
 	j->rquiet = j->rahead ? asof_ahead_lineno(j->rahead) : ss_reader_lineno(r);
-	j->n.right = 0;
 	ss_reader_rewind(r);
 	asof_ahead_stop(j->rahead);
 	j->rahead = asof_ahead_start(j, r, false);
@@ -266,14 +270,13 @@ run_indexed(ss_asof *j, ss_reader *l, ss_reader *r, bool have_left)
 	asof_ahead_stop(j->rahead);
 	j->rahead = NULL;
 	j->right_eof = true;
-	j->cx->right_empty = j->n.right == 0;
-	if (j->heap.n > 0 || j->spilled > 0 || have_left)
-		asof_check_right_empty(j);
-	asof_answer_held(j);
+	j->cx->right_empty = asof_index_records(j->index) == 0;
+	if (asof_join_holds(j->one) || have_left)
+		check_right_empty(j);
+	asof_join_indexed(j->one, j->index);
 	if (have_left) {
 		struct asof_right buf[2];
-		j->n.left++;
-		asof_emit(j, j->lin.raw, j->lin.len, j->lin.line, asof_index_match(j->index, j, &j->lin, buf), -1, 0);
+		asof_join_answer(j->one, &j->lin, asof_index_match(j->index, &j->o, &j->lin, buf));
 	}
 	answer_left(j, l);
 }
@@ -297,7 +300,7 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 		if (!have_l && !j->left_eof && !(have_l = got(j, asof_next_record(j, l, true, &j->lin))))
 			j->left_eof = true;
 		else if (have_l)
-			asof_key_prefetch(&j->keys, j->lin.key.data, j->lin.key.len);
+			asof_join_prefetch(j->one, &j->lin);
 		if (have_l && j->batch && j->lin.t < lmax) {
 			run_indexed(j, l, r, true);
 			return;
@@ -307,18 +310,18 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 		if (!have_r && !j->right_eof && !(have_r = got(j, asof_next_record(j, r, false, &j->rin))))
 			right_ended(j);
 		else if (have_r)
-			asof_key_prefetch(&j->keys, j->rin.key.data, j->rin.key.len);
+			asof_join_prefetch(j->one, &j->rin);
 		if (asof_done(j) || (!have_l && !have_r))
 			return;
 		if (have_r && (!have_l || j->rin.t <= j->lin.t)) {
 			asof_right(j, &j->rin);
 			have_r = false;
 		} else {
-			asof_check_right_empty(j);
+			check_right_empty(j);
 			/* the right file is in time order: a left record before its next
 			 * record is answered now, not held until that one is applied */
 			if (j->batch && have_r)
-				asof_wm_promise(j, j->rin.t);
+				asof_wm_promise(j->one, j->rin.t);
 			asof_left(j, &j->lin);
 			have_l = false;
 		}
@@ -341,8 +344,7 @@ end_line_applied(ss_asof *j, const char *line)
 	if (ok) {
 		strcpy(env.topic, jv_string_value(topic));
 		env.partition = (int32_t)jv_number_value(part);
-		if (j->dir)
-			asof_dir_ended(j, env.partition);
+		asof_partition_ended(j, env.partition);
 		if (jv_get_kind(last) == JV_KIND_NUMBER) {
 			env.offset = (int64_t)jv_number_value(last);
 			ok = asof_applied(j, &env);
@@ -396,7 +398,7 @@ static void
 apply(ss_asof *j, bool left)
 {
 	if (left) {
-		asof_check_right_empty(j);
+		check_right_empty(j);
 		asof_left(j, &j->lin);
 	} else {
 		asof_right(j, &j->rin);
@@ -503,12 +505,10 @@ ss_asof_run(ss_asof *j, const char *left, const char *right)
 	j->cx->rname = ss_reader_name(r);
 	j->cx->lfeed = ss_feed_find(ss_reader_fd(l));
 	start_progress(j, l, r);
-	if (regular(r) && j->st == NULL && j->dir == NULL) {
+	if (regular(r) && j->one && j->o.state == NULL) {
 		/* the right input is complete: a batch, every answer exact and final */
 		j->batch = true;
-		j->revision0 = j->o.emit == SS_ASOF_REVISE;
-		j->o.emit = SS_ASOF_DEFER;
-		j->o.max_delay = -1;
+		asof_join_batch(j->one);
 		if (regular(l) && mergeable(j, l, r))
 			run_merged(j, l, r);
 		else
@@ -568,6 +568,17 @@ drain_one(ss_asof *j, ss_reader *rd)
 	return true;
 }
 
+/* The right records the join has taken so far. */
+static uint64_t
+right_applied(const ss_asof *j)
+{
+	struct asof_counters c;
+	size_t held;
+
+	asof_totals(j, &c, &held);
+	return c.right;
+}
+
 /* One input that is a file is complete, as two are: its right records first (nothing
  * in it is late), then its left ones, each answered at once and exactly. Every line is
  * validated (and reported) once, in the first pass, which marks the left ones. A bad
@@ -608,7 +619,7 @@ run_one_file(ss_asof *j, ss_reader *rd)
 	}
 	/* with no right record to answer from, or a state that keeps the left records for
 	 * the restart, only the bad record is to be said */
-	if (last != UINT64_MAX && (j->n.right == 0 || j->st || j->dir))
+	if (last != UINT64_MAX && (right_applied(j) == 0 || j->o.state || j->dir))
 		asof_fail(j);
 	right_ended(j);
 	ss_reader_rewind(rd);
@@ -653,31 +664,4 @@ ss_asof_run_one(ss_asof *j, const char *input)
 	ss_reader_free(rd);
 	j->lrd = NULL;
 	return SS_EXIT_OK;
-}
-
-/* At the end: how long the deliverer may report no progress, and how often to look. */
-#define AWAIT_STALL_NS (2 * INT64_C(1000000000))
-#define AWAIT_POLL_NS (20 * INT64_C(1000000))
-
-void
-ss_asof_await_delivery(ss_asof *j)
-{
-	uint64_t before = j->cx->delivered;
-	int64_t moved = ss_time_mono();
-
-	if (j->cx->acks == NULL)
-		return;
-	while ((j->cx->delivered = ss_acks_delivered(j->cx->acks)) < j->cx->lines_out) {
-		int64_t now = ss_time_mono();
-		if (j->cx->delivered != before) {
-			before = j->cx->delivered;
-			moved = now;
-		} else if (now - moved >= AWAIT_STALL_NS) {
-			ss_diag_warn("%s: %" PRIu64 " results not reported delivered: kept, written again "
-				     "by the next run", ss_acks_path(j->cx->acks), j->cx->lines_out - j->cx->delivered);
-			break;
-		}
-		nanosleep(&(struct timespec){.tv_nsec = AWAIT_POLL_NS}, NULL);
-	}
-	asof_idle(j);
 }

@@ -556,9 +556,11 @@ asof_state_unspill_queue(struct asof_state *s, int64_t match, int64_t from, size
 	return unspill(s, UNSPILL_ID, from, match, limit, rows);
 }
 
-void
-asof_state_queues(struct asof_state *s, ss_asof *j, void (*fn)(ss_asof *, int64_t match, uint64_t n))
+size_t
+asof_state_queues(struct asof_state *s, struct asof_queue_count **counts)
 {
+	size_t n = 0, cap = 0;
+
 	/* the queue of each, from its envelope as asof_parse reads it (a run without
 	 * --order left kept something else in match) */
 	sqlite3_stmt *st = query(s, "UPDATE asof_held SET match = CASE WHEN json_valid(rec)"
@@ -569,9 +571,16 @@ asof_state_queues(struct asof_state *s, ss_asof *j, void (*fn)(ss_asof *, int64_
 	ss_statefile_done(st, s->path, "load");
 	sqlite3_finalize(st);
 	st = query(s, "SELECT match, count(*) FROM asof_held WHERE spilled = 1 GROUP BY match");
-	while (sqlite3_step(st) == SQLITE_ROW)
-		fn(j, sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 1));
+	*counts = NULL;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			*counts = ss_xrealloc(*counts, cap * sizeof **counts);
+		}
+		(*counts)[n++] = (struct asof_queue_count){sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 1)};
+	}
 	sqlite3_finalize(st);
+	return n;
 }
 
 int64_t
@@ -586,17 +595,33 @@ asof_state_spill_min(struct asof_state *s)
 	return t;
 }
 
-size_t
-asof_state_outbox_each(struct asof_state *s, ss_asof *j, void (*fn)(ss_asof *, const char *, size_t, int64_t))
-{
-	sqlite3_stmt *st = query(s, "SELECT id, line FROM asof_outbox ORDER BY id");
-	size_t n = 0;
+struct asof_state_kept {
+	sqlite3_stmt *st;
+};
 
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		fn(j, (const char *)sqlite3_column_text(st, 1), (size_t)sqlite3_column_bytes(st, 1),
-		   sqlite3_column_int64(st, 0));
-		n++;
-	}
-	sqlite3_finalize(st);
-	return n;
+struct asof_state_kept *
+asof_state_kept_open(struct asof_state *s)
+{
+	struct asof_state_kept *it = ss_xmalloc(sizeof *it);
+
+	it->st = query(s, "SELECT id, line FROM asof_outbox ORDER BY id");
+	return it;
+}
+
+bool
+asof_state_kept_next(struct asof_state_kept *it, const char **line, size_t *len, int64_t *row)
+{
+	if (sqlite3_step(it->st) != SQLITE_ROW)
+		return false;
+	*line = (const char *)sqlite3_column_text(it->st, 1);
+	*len = (size_t)sqlite3_column_bytes(it->st, 1);
+	*row = sqlite3_column_int64(it->st, 0);
+	return true;
+}
+
+void
+asof_state_kept_close(struct asof_state_kept *it)
+{
+	sqlite3_finalize(it->st);
+	free(it);
 }

@@ -64,7 +64,7 @@ asof_part_get(struct asof_parts *ps, const char *topic, int32_t partition)
 
 /* Does the partition belong to this join's right side? */
 static bool
-right_part(const ss_asof *j, const struct ss_feed_part *fp)
+right_part(const asof_join *j, const struct ss_feed_part *fp)
 {
 	if (j->o.right_topic != NULL && strcmp(fp->topic, j->o.right_topic) != 0)
 		return false; /* one input: the left topic's partitions are not ours */
@@ -72,7 +72,7 @@ right_part(const ss_asof *j, const struct ss_feed_part *fp)
 }
 
 void
-asof_wm_feed(ss_asof *j)
+asof_wm_feed(asof_join *j)
 {
 	size_t n;
 	const struct ss_feed_part *fp = ss_feed_parts(j->cx->rfeed, &n);
@@ -90,7 +90,7 @@ asof_wm_feed(ss_asof *j)
 }
 
 void
-asof_wm_seen(ss_asof *j, bool left, const struct ss_envelope *env)
+asof_wm_seen(asof_join *j, bool left, const struct ss_envelope *env)
 {
 	struct asof_part *p = asof_part_get(left ? &j->lparts : &j->rparts, env->topic, env->partition);
 
@@ -101,7 +101,7 @@ asof_wm_seen(ss_asof *j, bool left, const struct ss_envelope *env)
 
 /* Without a writer that tells the partitions: have enough of them spoken? */
 static bool
-enough_heard(const ss_asof *j, int64_t now)
+enough_heard(const asof_join *j, int64_t now)
 {
 	if (j->o.right_partitions == 0)
 		return false; /* only the end of the right input tells */
@@ -109,7 +109,7 @@ enough_heard(const ss_asof *j, int64_t now)
 }
 
 bool
-asof_wm_blind(const ss_asof *j)
+asof_wm_blind(const asof_join *j)
 {
 	return j->rparts.n > 0 && (!ss_feed_known(j->cx->rfeed) || j->feed_parts == 0) &&
 	       j->o.right_partitions == 0 && j->partition < 0;
@@ -120,7 +120,7 @@ asof_wm_blind(const ss_asof *j)
  * state, or not listed yet); without a writer that tells, one heard from may turn idle
  * only with --right-partitions. */
 static struct ss_partwm_rule
-right_rule(const ss_asof *j, bool told)
+right_rule(const asof_join *j, bool told)
 {
 	return (struct ss_partwm_rule){.idle = j->o.idle, .told = told,
 				       .heard_idles = j->o.right_partitions > 0, .unlisted_reads = true};
@@ -131,7 +131,7 @@ right_rule(const ss_asof *j, bool told)
  * records wait for the end of the input, which fails the run (asof_check_right_empty)
  * rather than answering them with null first. */
 static bool
-right_none(const ss_asof *j)
+right_none(const asof_join *j)
 {
 	return !j->cx->right_seen && !j->cx->had_history && !j->o.allow_empty_right;
 }
@@ -140,7 +140,7 @@ right_none(const ss_asof *j)
  * that is not late; INT64_MAX when none can; ASOF_NONE when nothing is final yet.
  * Sets j->idle_next to when a partition turns idle. */
 static int64_t
-right_low(ss_asof *j, int64_t now)
+right_low(asof_join *j, int64_t now)
 {
 	/* a writer that has no partitions yet (before its assignment) tells nothing */
 	bool told = (ss_feed_known(j->cx->rfeed) && j->feed_parts > 0) || j->partition >= 0;
@@ -164,7 +164,7 @@ right_low(ss_asof *j, int64_t now)
 
 /* Recompute the effective watermark; true if it advanced. */
 bool
-asof_wm_update(ss_asof *j)
+asof_wm_update(asof_join *j)
 {
 	int64_t lo = right_low(j, ss_time_mono());
 
@@ -178,7 +178,7 @@ asof_wm_update(ss_asof *j)
 }
 
 void
-asof_wm_promise(ss_asof *j, int64_t t)
+asof_wm_promise(asof_join *j, int64_t t)
 {
 	if (j->wm == ASOF_NONE || t > j->wm)
 		j->wm = t;
@@ -188,7 +188,7 @@ asof_wm_promise(ss_asof *j, int64_t t)
  * --grace), or than the watermark released (its partition was not waited for)?
  * If not, advance its partition and the watermark. */
 bool
-asof_wm_right(ss_asof *j, const struct asof_in *in)
+asof_wm_right(asof_join *j, const struct asof_in *in)
 {
 	int64_t *maxt = &j->maxr;
 
@@ -225,7 +225,7 @@ asof_wm_right(ss_asof *j, const struct asof_in *in)
 /* Milliseconds until the watermark may move without a record (a partition turns idle,
  * the writer may have said more): -1 when there is no need to wake up. */
 int
-asof_wm_timeout(const ss_asof *j)
+asof_wm_timeout(const asof_join *j)
 {
 	if (j->heap.n == 0 && j->spilled == 0)
 		return -1;
@@ -238,7 +238,7 @@ asof_wm_timeout(const ss_asof *j)
 }
 
 void
-asof_lw_update(ss_asof *j)
+asof_lw_update(asof_join *j)
 {
 	int64_t now = ss_time_mono(), lo = j->lw_bare, hi = j->lw_bare;
 
@@ -255,7 +255,7 @@ asof_lw_update(ss_asof *j)
 }
 
 void
-asof_lw_left(ss_asof *j, const struct asof_in *in)
+asof_lw_left(asof_join *j, const struct asof_in *in)
 {
 	if (!in->has_env) {
 		if (in->t <= j->lw_bare)
