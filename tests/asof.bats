@@ -337,6 +337,45 @@ PY
 	done
 }
 
+@test "--on-error fail: a bad right line in a file ends the run where the join reads it" {
+	# Two files in time order are merged: the left records older than the last good
+	# right record before the bad line come before it (their answers are exact: every
+	# right record after it is newer), the others after it. A right file indexed whole
+	# (the left file out of order) or read whole first (a state) comes before every
+	# left record: none is answered.
+	python3 - "$T" <<'PY'
+import random, sys
+d = sys.argv[1]
+rnd = random.Random(7)
+right = ['{"t":%d,"k":"k%d","v":%d}' % (2 * i, rnd.randrange(4), i) for i in range(300)]
+left = ['{"t":%d,"k":"k%d","id":%d}' % (rnd.randrange(600), rnd.randrange(4), i) for i in range(200)]
+left.sort(key=lambda r: int(r.split(':')[1].split(',')[0]))
+open(d + "/r.good", "w").write("\n".join(right) + "\n")
+open(d + "/r.bad", "w").write("\n".join(right[:150]) + '\n{"t":"soon","k":"k1"}\n' + "\n".join(right[150:]) + "\n")
+open(d + "/l", "w").write("\n".join(left) + "\n")
+open(d + "/l.shuffled", "w").write("\n".join(rnd.sample(left, len(left))) + "\n")
+PY
+	# the last good right record before the bad line is at t = 298
+	ss-asof --on .t --by .k "$T/l" "$T/r.good" | jq -c 'select(.left.t < 298)' >"$T/want"
+	[ "$(wc -l <"$T/want")" -gt 50 ]
+	for threads in 0 1; do
+		status=0
+		SS_THREADS=$threads ss-asof --on .t --by .k "$T/l" "$T/r.bad" >"$T/got" 2>"$T/err" || status=$?
+		assert_equal "$status" 1
+		cmp -s "$T/want" "$T/got" || { echo "merged, SS_THREADS=$threads: $(wc -l <"$T/got") lines"; false; }
+		assert_equal "$(cat "$T/err")" "ss-asof: $T/r.bad:151: right: .t: not an RFC 3339 time"
+		status=0
+		SS_THREADS=$threads ss-asof --on .t --by .k "$T/l.shuffled" "$T/r.bad" >"$T/got" 2>"$T/err" || status=$?
+		assert_equal "$status" 1
+		assert_equal "$(wc -c <"$T/got")" 0
+		assert_equal "$(cat "$T/err")" "ss-asof: $T/r.bad:151: right: .t: not an RFC 3339 time"
+	done
+	status=0
+	ss-asof --on .t --by .k --state "$T/st.db" "$T/l" "$T/r.bad" >"$T/got" 2>"$T/err" || status=$?
+	assert_equal "$status" 1
+	assert_equal "$(wc -c <"$T/got")" 0
+}
+
 @test "--select: several outputs, none, and runtime errors with file and line" {
 	run --separate-stderr ss-asof --on .timestamp --select '.left.value, .right.value' "$T/a" "$T/w"
 	assert_equal "${#lines[@]}" 8
