@@ -1,5 +1,6 @@
 /* A validating JSON scanner that works on raw bytes and builds nothing (see jscan.h). */
 #include "base/jscan.h"
+#include "base/jscan_blocks.h"
 #include "base/jscan_impl.h"
 
 #include <stdint.h>
@@ -140,10 +141,41 @@ scan_literal(const char *p, const char *end, const char *word, const char **why)
 	return p + n;
 }
 
+/* The byte after the string at p (its opening quote), or NULL (*why set), as scan_string
+ * says. With blocks (f not NULL; f->base is where the document starts), the string's
+ * bytes are not read: its end is the next quote bit, past the escapes on the way (checked
+ * by scan_escape). A string where a block shows a control byte or invalid UTF-8, or with
+ * an escape that is wrong, is scanned again byte by byte for scan_string's answer. */
+static inline const char *
+string_end(struct ss_jblocks *f, const char *p, const char *end, const char **why)
+{
+	const unsigned char *e = (const unsigned char *)end;
+	size_t i = f == NULL ? 0 : (size_t)((const unsigned char *)p - f->base) + 1;
+
+	while (f != NULL && i < f->len) {
+		if (i / 64 != f->cur)
+			ss_jblocks_classify(f, i / 64);
+		uint64_t stop = (f->quote | f->special) >> i % 64;
+		if (stop == 0) {
+			i = (i | 63) + 1;
+			continue;
+		}
+		i += (size_t)__builtin_ctzll(stop);
+		uint64_t bit = (uint64_t)1 << i % 64;
+		if ((f->quote & bit) && !(f->special & bit))
+			return (const char *)f->base + i + 1;
+		const unsigned char *q = f->base + i;
+		if (*q != '\\' || (q = scan_escape(q, e, why)) == NULL)
+			break;
+		i = (size_t)(q - f->base);
+	}
+	return scan_string(p, end, why);
+}
+
 /* Iterative, so hostile nesting costs no stack: containers[] remembers '{' or '['.
  * At most maxdepth containers deep (MAX_DEPTH for a whole document). */
 static const char *
-scan_value(const char *p, const char *end, const char **why, int maxdepth)
+scan_value(struct ss_jblocks *f, const char *p, const char *end, const char **why, int maxdepth)
 {
 	char containers[MAX_DEPTH];
 	int depth = 0;
@@ -176,7 +208,7 @@ scan_value(const char *p, const char *end, const char **why, int maxdepth)
 				goto object_key;
 			continue;
 		case '"':
-			p = scan_string(p, end, why);
+			p = string_end(f, p, end, why);
 			break;
 		case 't':
 			p = scan_literal(p, end, "true", why);
@@ -227,7 +259,7 @@ object_key:
 			*why = "expected a string key";
 			return NULL;
 		}
-		if ((p = scan_string(p, end, why)) == NULL)
+		if ((p = string_end(f, p, end, why)) == NULL)
 			return NULL;
 		p = ss_jscan_skip_ws(p, end);
 		if (p >= end || *p != ':') {
@@ -238,17 +270,29 @@ object_key:
 	}
 }
 
+/* Blocks for the document [p, end), or NULL where the portable loop is asked for. */
+static struct ss_jblocks *
+blocks_for(struct ss_jblocks *f, const char *p, const char *end)
+{
+	if (ss_jscan_simd == SIMD_PORTABLE)
+		return NULL;
+	*f = (struct ss_jblocks){.base = (const unsigned char *)p, .len = (size_t)(end - p), .cur = SIZE_MAX};
+	return f;
+}
+
 const char *
 ss_jscan_value(const char *p, const char *end, const char **why)
 {
-	return scan_value(p, end, why, MAX_DEPTH);
+	struct ss_jblocks f;
+
+	return scan_value(blocks_for(&f, p, end), p, end, why, MAX_DEPTH);
 }
 
 /* The members of the object at p (its '{'), validated as scan_value would: returns the
  * byte after its '}' or NULL (*why set); *n = SIZE_MAX when it has more than max. */
 static const char *
-scan_members(const char *p, const char *end, struct ss_jmember *m, size_t max, size_t *n,
-	     const char **why)
+scan_members(struct ss_jblocks *f, const char *p, const char *end, struct ss_jmember *m, size_t max,
+	     size_t *n, const char **why)
 {
 	*n = 0;
 	p = ss_jscan_skip_ws(p + 1, end);
@@ -260,7 +304,7 @@ scan_members(const char *p, const char *end, struct ss_jmember *m, size_t max, s
 			return NULL;
 		}
 		const char *ks = p;
-		if ((p = scan_string(p, end, why)) == NULL)
+		if ((p = string_end(f, p, end, why)) == NULL)
 			return NULL;
 		const char *ke = p;
 		p = ss_jscan_skip_ws(p, end);
@@ -270,7 +314,7 @@ scan_members(const char *p, const char *end, struct ss_jmember *m, size_t max, s
 		}
 		p = ss_jscan_skip_ws(p + 1, end);
 		const char *vs = p;
-		if ((p = scan_value(p, end, why, MAX_DEPTH - 1)) == NULL)
+		if ((p = scan_value(f, p, end, why, MAX_DEPTH - 1)) == NULL)
 			return NULL;
 		if (*n < max)
 			m[*n] = (struct ss_jmember){.key = ks, .keyend = ke, .value = vs, .valueend = p};
@@ -305,15 +349,16 @@ ss_jscan_document_members(const char *p, const char *end, struct ss_jmember *m, 
 			  size_t *n, const char **why)
 {
 	const char *dummy;
+	struct ss_jblocks blocks, *f = blocks_for(&blocks, p, end);
 
 	if (why == NULL)
 		why = &dummy;
 	p = ss_jscan_skip_ws(p, end);
 	*n = SIZE_MAX;
 	if (p < end && *p == '{')
-		p = scan_members(p, end, m, max, n, why);
+		p = scan_members(f, p, end, m, max, n, why);
 	else
-		p = ss_jscan_value(p, end, why);
+		p = scan_value(f, p, end, why, MAX_DEPTH);
 	return value_ends_document(p, end, why);
 }
 
