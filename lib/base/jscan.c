@@ -142,10 +142,11 @@ scan_literal(const char *p, const char *end, const char *word, const char **why)
 }
 
 /* The byte after the string at p (its opening quote), or NULL (*why set), as scan_string
- * says. With blocks (f not NULL; f->base is where the document starts), the string's
- * bytes are not read: its end is the next quote bit, past the escapes on the way (checked
- * by scan_escape). A string where a block shows a control byte or invalid UTF-8, or with
- * an escape that is wrong, is scanned again byte by byte for scan_string's answer. */
+ * says. With blocks (f not NULL; f->base is where the document starts), only the bytes
+ * at stop bits are read: the closing quote, and escapes on the way (scan_escape checks
+ * them); the rest are plain or valid UTF-8. A string that meets a control byte, an escape
+ * that is wrong or a block with invalid UTF-8 is scanned again byte by byte (the reason
+ * and where it is found are scan_string's). */
 static inline const char *
 string_end(struct ss_jblocks *f, const char *p, const char *end, const char **why)
 {
@@ -153,18 +154,21 @@ string_end(struct ss_jblocks *f, const char *p, const char *end, const char **wh
 	size_t i = f == NULL ? 0 : (size_t)((const unsigned char *)p - f->base) + 1;
 
 	while (f != NULL && i < f->len) {
-		if (i / 64 != f->cur)
+		size_t k = i / 64 - f->first; /* wraps around below first: out of the window too */
+		if (k >= f->count) {
 			ss_jblocks_classify(f, i / 64);
-		uint64_t stop = (f->quote | f->special) >> i % 64;
+			k = 0;
+		}
+		if (f->bad >> k & 1)
+			break;
+		uint64_t stop = f->stop[k] >> i % 64;
 		if (stop == 0) {
 			i = (i | 63) + 1;
 			continue;
 		}
-		i += (size_t)__builtin_ctzll(stop);
-		uint64_t bit = (uint64_t)1 << i % 64;
-		if ((f->quote & bit) && !(f->special & bit))
-			return (const char *)f->base + i + 1;
-		const unsigned char *q = f->base + i;
+		const unsigned char *q = f->base + i + __builtin_ctzll(stop);
+		if (*q == '"')
+			return (const char *)q + 1;
 		if (*q != '\\' || (q = scan_escape(q, e, why)) == NULL)
 			break;
 		i = (size_t)(q - f->base);
@@ -276,7 +280,7 @@ blocks_for(struct ss_jblocks *f, const char *p, const char *end)
 {
 	if (ss_jscan_simd == SIMD_PORTABLE)
 		return NULL;
-	*f = (struct ss_jblocks){.base = (const unsigned char *)p, .len = (size_t)(end - p), .cur = SIZE_MAX};
+	*f = (struct ss_jblocks){.base = (const unsigned char *)p, .len = (size_t)(end - p)};
 	return f;
 }
 
@@ -286,6 +290,18 @@ ss_jscan_value(const char *p, const char *end, const char **why)
 	struct ss_jblocks f;
 
 	return scan_value(blocks_for(&f, p, end), p, end, why, MAX_DEPTH);
+}
+
+/* scan_value on a member's value (after its whitespace): strings and numbers, most
+ * values, without the call and its container stack. */
+static inline const char *
+member_value(struct ss_jblocks *f, const char *p, const char *end, const char **why)
+{
+	if (p < end && *p == '"')
+		return string_end(f, p, end, why);
+	if (p < end && (*p == '-' || (*p >= '0' && *p <= '9')))
+		return scan_number(p, end, why);
+	return scan_value(f, p, end, why, MAX_DEPTH - 1);
 }
 
 /* The members of the object at p (its '{'), validated as scan_value would: returns the
@@ -314,7 +330,7 @@ scan_members(struct ss_jblocks *f, const char *p, const char *end, struct ss_jme
 		}
 		p = ss_jscan_skip_ws(p + 1, end);
 		const char *vs = p;
-		if ((p = scan_value(f, p, end, why, MAX_DEPTH - 1)) == NULL)
+		if ((p = member_value(f, p, end, why)) == NULL)
 			return NULL;
 		if (*n < max)
 			m[*n] = (struct ss_jmember){.key = ks, .keyend = ke, .value = vs, .valueend = p};

@@ -10,18 +10,14 @@
 #include <string.h>
 
 #ifdef SS_X86_SIMD
-/* The block's first byte, or a copy of a last block shorter than 64 bytes padded with
- * spaces (plain bytes: no bits, and a sequence cut short by the end of the document is
- * reported as invalid UTF-8, which only sends a string there to the byte-wise scanner). */
+/* The bytes of a last block shorter than 64, padded with spaces (plain bytes: no bits;
+ * a sequence cut short by the document's end is not valid UTF-8, which only sends a
+ * string there to the byte-wise scanner). */
 static const unsigned char *
-block_bytes(const struct ss_jblocks *f, size_t b, unsigned char pad[64])
+padded(const struct ss_jblocks *f, size_t b, unsigned char pad[64])
 {
-	size_t at = b * 64, left = f->len - at;
-
-	if (left >= 64)
-		return f->base + at;
 	memset(pad, ' ', 64);
-	memcpy(pad, f->base + at, left);
+	memcpy(pad, f->base + b * 64, f->len - b * 64);
 	return pad;
 }
 
@@ -37,7 +33,7 @@ enum {
 
 /* Nonzero bytes where the 32 bytes `in` (after `prev`, the 32 before them) are not valid
  * UTF-8, judged from the 3 bytes before each. */
-__attribute__((target("avx2"))) static __m256i
+__attribute__((target("avx2"), always_inline)) static inline __m256i
 utf8_errors_avx2(__m256i in, __m256i prev)
 {
 	const __m256i lo4 = _mm256_set1_epi8(0x0F);
@@ -78,48 +74,72 @@ utf8_errors_avx2(__m256i in, __m256i prev)
 	return _mm256_xor_si256(special, must23_80);
 }
 
-/* The bits of the bytes below 0x20 and the backslashes (signed compare: bytes from
- * 0x80 are negative, so they are taken out by their own mask). */
-__attribute__((target("avx2"))) static uint32_t
-special_avx2(__m256i v)
+/* The stop bits of 32 bytes: quotes, backslashes, bytes below 0x20. */
+__attribute__((target("avx2"), always_inline)) static inline uint32_t
+stop_avx2(__m256i v)
 {
-	__m256i low = _mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), v);
-	__m256i bs = _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\\'));
-	uint32_t high = (uint32_t)_mm256_movemask_epi8(v);
-	return ((uint32_t)_mm256_movemask_epi8(low) & ~high) | (uint32_t)_mm256_movemask_epi8(bs);
+	__m256i ctl = _mm256_cmpeq_epi8(_mm256_min_epu8(v, _mm256_set1_epi8(0x1F)), v);
+	__m256i qb = _mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('"')),
+				     _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\\')));
+	return (uint32_t)_mm256_movemask_epi8(_mm256_or_si256(qb, ctl));
 }
 
+/* The stop bits of the 64 bytes lo, hi (after prev, the 32 before them); *bad set when
+ * they are not valid UTF-8. */
+__attribute__((target("avx2"), always_inline)) static inline uint64_t
+block_avx2(__m256i lo, __m256i hi, __m256i prev, bool *bad)
+{
+	uint64_t stop = stop_avx2(lo) | (uint64_t)stop_avx2(hi) << 32;
+	/* all ASCII, and no sequence left open by the last 3 bytes before: nothing to check */
+	if ((_mm256_movemask_epi8(_mm256_or_si256(lo, hi)) | (_mm256_movemask_epi8(prev) & 0xE0000000)) == 0)
+		return stop;
+	__m256i err = _mm256_or_si256(utf8_errors_avx2(lo, prev), utf8_errors_avx2(hi, lo));
+	*bad = !_mm256_testz_si256(err, err);
+	return stop;
+}
+
+#define LOAD256(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
+
+/* The blocks from b on, the bytes before each carried over in a register. A short last
+ * block of a document of 64 bytes or more is read as the document's last 64 bytes and
+ * its bits shifted into place (no copy); a shorter document is copied. */
 __attribute__((target("avx2"))) static void
 classify_avx2(struct ss_jblocks *f, size_t b)
 {
 	unsigned char pad[64];
-	const unsigned char *s = block_bytes(f, b, pad);
-	__m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)s),
-		hi = _mm256_loadu_si256((const __m256i *)(const void *)(s + 32));
-	/* the 32 bytes before the block (real ones: the block starts inside the document) */
-	__m256i prev = b == 0 ? _mm256_setzero_si256()
-			      : _mm256_loadu_si256((const __m256i *)(const void *)(f->base + b * 64 - 32));
-	const __m256i quote = _mm256_set1_epi8('"');
+	size_t n = 0;
+	unsigned bad = 0;
+	/* the 32 bytes before block b (real ones: b starts inside the document) */
+	__m256i prev = b == 0 ? _mm256_setzero_si256() : LOAD256(f->base + b * 64 - 32);
 
-	f->quote = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(lo, quote)) |
-		   (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, quote)) << 32;
-	f->special = special_avx2(lo) | (uint64_t)special_avx2(hi) << 32;
-	f->cur = b;
-	/* all ASCII, and no sequence left open by the last 3 bytes before: nothing to check */
-	if ((_mm256_movemask_epi8(_mm256_or_si256(lo, hi)) | (_mm256_movemask_epi8(prev) & 0xE0000000)) == 0)
-		return;
-	__m256i err = _mm256_or_si256(utf8_errors_avx2(lo, prev), utf8_errors_avx2(hi, lo));
-	if (!_mm256_testz_si256(err, err))
-		f->special = ~(uint64_t)0;
+	for (size_t at = b * 64; n < SS_JBLOCKS_WINDOW && at < f->len; n++, at += 64) {
+		size_t left = f->len - at;
+		bool err = false;
+		if (left >= 64) {
+			__m256i lo = LOAD256(f->base + at), hi = LOAD256(f->base + at + 32);
+			f->stop[n] = block_avx2(lo, hi, prev, &err);
+			prev = hi;
+		} else if (f->len >= 64) {
+			const unsigned char *s = f->base + f->len - 64;
+			__m256i before = f->len >= 96 ? LOAD256(s - 32) : _mm256_setzero_si256();
+			f->stop[n] = block_avx2(LOAD256(s), LOAD256(s + 32), before, &err) >> (64 - left);
+		} else {
+			const unsigned char *s = padded(f, b + n, pad);
+			f->stop[n] = block_avx2(LOAD256(s), LOAD256(s + 32), prev, &err);
+		}
+		bad |= (unsigned)err << n;
+	}
+	f->first = b;
+	f->count = n;
+	f->bad = bad;
 }
 
 static uint32_t
-special_sse2(__m128i v)
+stop_sse2(__m128i v)
 {
-	__m128i low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
-	__m128i bs = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
-	uint32_t high = (uint32_t)_mm_movemask_epi8(v);
-	return ((uint32_t)_mm_movemask_epi8(low) & ~high) | (uint32_t)_mm_movemask_epi8(bs);
+	__m128i ctl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v);
+	__m128i qb = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+	return (uint32_t)_mm_movemask_epi8(_mm_or_si128(qb, ctl));
 }
 
 /* Are the non-ASCII bytes of block b (bits `high`) valid UTF-8? Checked one sequence at
@@ -153,21 +173,24 @@ static void
 classify_sse2(struct ss_jblocks *f, size_t b)
 {
 	unsigned char pad[64];
-	const unsigned char *s = block_bytes(f, b, pad);
-	uint64_t quote = 0, special = 0, high = 0;
+	size_t n = 0;
+	unsigned bad = 0;
 
-	for (int i = 0; i < 4; i++) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + 16 * i));
-		quote |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"'))) << 16 * i;
-		special |= (uint64_t)special_sse2(v) << 16 * i;
-		high |= (uint64_t)(uint32_t)_mm_movemask_epi8(v) << 16 * i;
+	for (size_t at = b * 64; n < SS_JBLOCKS_WINDOW && at < f->len; n++, at += 64) {
+		const unsigned char *s = f->len - at >= 64 ? f->base + at : padded(f, b + n, pad);
+		uint64_t stop = 0, high = 0;
+		for (int i = 0; i < 4; i++) {
+			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + 16 * i));
+			stop |= (uint64_t)stop_sse2(v) << 16 * i;
+			high |= (uint64_t)(uint32_t)_mm_movemask_epi8(v) << 16 * i;
+		}
+		f->stop[n] = stop;
+		/* padding is ASCII: the real bytes' sequences are read up to the document's end */
+		bad |= (unsigned)!utf8_block_scalar(f, b + n, high) << n;
 	}
-	f->quote = quote;
-	f->special = special;
-	f->cur = b;
-	/* a short last block: its padding is ASCII, its real bytes end at the document's end */
-	if (!utf8_block_scalar(f, b, high))
-		f->special = ~(uint64_t)0;
+	f->first = b;
+	f->count = n;
+	f->bad = bad;
 }
 #endif
 

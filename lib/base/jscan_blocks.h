@@ -10,20 +10,26 @@
 #ifndef SS_JSCAN_BLOCKS_H
 #define SS_JSCAN_BLOCKS_H
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
+
+/* Blocks classified at a time: a record of up to 256 bytes in one call; a value found
+ * inside a long document (ss_jscan_value) costs at most this many ahead of it. */
+#define SS_JBLOCKS_WINDOW 4
 
 struct ss_jblocks {
 	const unsigned char *base; /* the document's first byte */
 	size_t len;		   /* its length: blocks past it are never classified */
-	size_t cur;		   /* the block whose bitmaps are below, or SIZE_MAX */
-	/* quote: the '"' bytes. special: backslashes and bytes below 0x20 (a string holding
-	 * one is scanned byte by byte), and every bit of a block where invalid UTF-8 was seen
-	 * (so a string touching it is too). */
-	uint64_t quote, special;
+	size_t first, count;	   /* blocks [first, first + count) are in the bitmaps below */
+	/* stop: the bytes a string scanner must look at (quotes, backslashes, bytes below
+	 * 0x20); bad: bit k set when block first + k holds invalid UTF-8 (a string touching
+	 * it is scanned byte by byte). */
+	uint64_t stop[SS_JBLOCKS_WINDOW];
+	unsigned bad;
 };
 
-/* Classify block b (b * 64 < f->len) into f->quote, f->special and set f->cur = b.
- * Reads only inside [base, base + len): the last, short block is copied first. Uses the
- * width ss_jscan_simd names (AVX2 or SSE2; never called for SIMD_PORTABLE). */
+/* Classify the blocks from b on (b * 64 < f->len; up to SS_JBLOCKS_WINDOW, the last one
+ * short if the document ends in it) and set f->first = b. Reads only [base, base + len).
+ * Uses the width ss_jscan_simd names (AVX2 or SSE2; never called for SIMD_PORTABLE). */
 void ss_jblocks_classify(struct ss_jblocks *f, size_t b);
 #endif
