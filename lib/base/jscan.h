@@ -21,7 +21,8 @@ ss_jscan_is_ws(char c)
 static inline const char *
 ss_jscan_skip_ws(const char *p, const char *end)
 {
-	while (p < end && ss_jscan_is_ws(*p))
+	/* above the space is never whitespace: one compare for most bytes */
+	while (p < end && (unsigned char)*p <= ' ' && ss_jscan_is_ws(*p))
 		p++;
 	return p;
 }

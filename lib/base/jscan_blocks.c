@@ -112,7 +112,7 @@ classify_avx2(struct ss_jblocks *f, size_t b)
 	/* the 32 bytes before block b (real ones: b starts inside the document) */
 	__m256i prev = b == 0 ? _mm256_setzero_si256() : LOAD256(f->base + b * 64 - 32);
 
-	for (size_t at = b * 64; n < SS_JBLOCKS_WINDOW && at < f->len; n++, at += 64) {
+	for (size_t at = b * 64; n < f->window && at < f->len; n++, at += 64) {
 		size_t left = f->len - at;
 		bool err = false;
 		if (left >= 64) {
@@ -176,7 +176,7 @@ classify_sse2(struct ss_jblocks *f, size_t b)
 	size_t n = 0;
 	unsigned bad = 0;
 
-	for (size_t at = b * 64; n < SS_JBLOCKS_WINDOW && at < f->len; n++, at += 64) {
+	for (size_t at = b * 64; n < f->window && at < f->len; n++, at += 64) {
 		const unsigned char *s = f->len - at >= 64 ? f->base + at : padded(f, b + n, pad);
 		uint64_t stop = 0, high = 0;
 		for (int i = 0; i < 4; i++) {

@@ -21,6 +21,7 @@ struct ss_jblocks {
 	const unsigned char *base; /* the document's first byte */
 	size_t len;		   /* its length: blocks past it are never classified */
 	size_t first, count;	   /* blocks [first, first + count) are in the bitmaps below */
+	unsigned window;	   /* blocks classified at a time, SS_JBLOCKS_WINDOW at most */
 	/* stop: the bytes a string scanner must look at (quotes, backslashes, bytes below
 	 * 0x20); bad: bit k set when block first + k holds invalid UTF-8 (a string touching
 	 * it is scanned byte by byte). */
@@ -28,7 +29,7 @@ struct ss_jblocks {
 	unsigned bad;
 };
 
-/* Classify the blocks from b on (b * 64 < f->len; up to SS_JBLOCKS_WINDOW, the last one
+/* Classify the blocks from b on (b * 64 < f->len; up to f->window, the last one
  * short if the document ends in it) and set f->first = b. Reads only [base, base + len).
  * Uses the width ss_jscan_simd names (AVX2 or SSE2; never called for SIMD_PORTABLE). */
 void ss_jblocks_classify(struct ss_jblocks *f, size_t b);
