@@ -405,8 +405,10 @@ bool
 ss_jscan_document(const char *p, const char *end, const char **why)
 {
 	const char *dummy;
+	struct ss_jblocks f;
 
 	if (why == NULL)
 		why = &dummy;
-	return value_ends_document(ss_jscan_value(p, end, why), end, why);
+	p = scan_value(blocks_for(&f, p, end, SS_JBLOCKS_WINDOW), p, end, why, MAX_DEPTH);
+	return value_ends_document(p, end, why);
 }
