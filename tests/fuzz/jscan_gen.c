@@ -1,8 +1,8 @@
 /* Generated inputs for fuzz_jscan's differential check (linked with fuzz_jscan.c instead
  * of replay.c; run by tests/fuzz.bats): deterministic, so a failure repeats.
- *   1. every 2-byte sequence and every lead with its next byte, followed by the bytes that
- *      matter after them (continuations at each edge, ASCII, quote, backslash, leads), in
- *      a string that puts them at each offset around a 64-byte block boundary;
+ *   1. every byte from 0x80 with every next byte, then the bytes that matter after them
+ *      (continuations at each edge, ASCII, quote, backslash, leads), in a string that
+ *      puts them at offsets around a 64-byte block boundary;
  *   2. random documents (strings with escapes, \u pairs, UTF-8, control bytes; numbers;
  *      nesting) and mutations of them (bytes changed, inserted, deleted, cut short);
  *   3. hand-made edges: deep nesting, escapes and numbers across block boundaries, a
@@ -45,6 +45,10 @@ static const unsigned char after[] = {0x00, 0x1F, 0x20, '"', 'A', '\\', 0x7F, 0x
 				      0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xED, 0xEF,
 				      0xF0, 0xF4, 0xF5, 0xFF};
 #define NAFTER (sizeof after / sizeof after[0])
+/* the fourth byte of a 4-byte lead's sequence: the edges of the continuation range and
+ * a few that end it early (a 2- or 3-byte lead takes only the first, 'A') */
+static const unsigned char last[] = {'A', 0x7F, 0x80, 0xBF, 0xC0, '"', '\\'};
+#define NLAST (sizeof last / sizeof last[0])
 
 static void
 utf8_sequences(void)
@@ -54,7 +58,7 @@ utf8_sequences(void)
 	for (unsigned b0 = 0x80; b0 < 0x100; b0++)
 		for (unsigned b1 = 0; b1 < 0x100; b1++)
 			for (size_t i = 0; i < NAFTER; i++)
-				for (size_t j = 0; j < NAFTER; j += (b0 >= 0xF0 ? 1 : 6)) {
+				for (size_t j = 0; j < (b0 >= 0xF0 ? NLAST : 1); j++) {
 					/* {"k":"<pad>SEQ tail"} with SEQ at offsets 61..64 */
 					size_t pad = 52 + (size_t)rnd(5), n = 0;
 					n += (size_t)sprintf(doc, "{\"k\":\"");
@@ -63,7 +67,7 @@ utf8_sequences(void)
 					doc[n++] = (char)b0;
 					doc[n++] = (char)b1;
 					doc[n++] = (char)after[i];
-					doc[n++] = (char)after[j];
+					doc[n++] = (char)last[j];
 					n += (size_t)sprintf(doc + n, "x\"}");
 					check(doc, n);
 				}
@@ -195,6 +199,19 @@ edges(void)
 			n += (size_t)sprintf(s + n, "%s}", tails[t]);
 			check(s, n);
 			check(s, n - 1);
+		}
+		/* a sequence cut short just before a block of ASCII (not looked at for UTF-8
+		 * unless the bytes before it leave a sequence open) */
+		static const char *const cut[] = {"\xC3", "\xE2\x82", "\xF0\x9F\x8C", "\xC3\xA9"};
+		for (size_t t = 0; t < sizeof cut / sizeof *cut; t++) {
+			size_t n = (size_t)sprintf(s, "[\"");
+			memset(s + n, 'b', pad);
+			n += pad;
+			n += (size_t)sprintf(s + n, "%s", cut[t]);
+			memset(s + n, 'c', 130);
+			n += 130;
+			n += (size_t)sprintf(s + n, "\"]");
+			check(s, n);
 		}
 		size_t n = (size_t)sprintf(s, "[");
 		memset(s + n, ' ', pad);
