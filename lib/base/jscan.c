@@ -303,7 +303,11 @@ blocks_for(struct ss_jblocks *f, const char *p, const char *end, unsigned window
 {
 	if (ss_jscan_simd == SIMD_PORTABLE || end - p < 64)
 		return NULL;
-	*f = (struct ss_jblocks){.base = (const unsigned char *)p, .len = (size_t)(end - p), .window = window};
+	/* field by field: the bitmaps are written before they are read */
+	f->base = (const unsigned char *)p;
+	f->len = (size_t)(end - p);
+	f->first = f->count = 0;
+	f->window = window;
 	return f;
 }
 
