@@ -29,7 +29,28 @@ enum {
 	SURROGATE = 1 << 4, OVERLONG_2 = 1 << 5, TOO_LARGE_1000 = 1 << 6, OVERLONG_4 = 1 << 6,
 	TWO_CONTS = 1 << 7, CARRY = TOO_SHORT | TOO_LONG | TWO_CONTS,
 };
-#define TABLE16(...) _mm256_setr_epi8(__VA_ARGS__, __VA_ARGS__)
+/* The three tables, by high nibble of the byte before, low nibble of the byte before,
+ * high nibble of the byte (each broadcast to both lanes: vpshufb looks up per lane). */
+static const uint8_t byte_1_high_tbl[16] = {
+	TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG,
+	TWO_CONTS, TWO_CONTS, TWO_CONTS, TWO_CONTS, TOO_SHORT | OVERLONG_2, TOO_SHORT,
+	TOO_SHORT | OVERLONG_3 | SURROGATE, TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4};
+static const uint8_t byte_1_low_tbl[16] = {
+	CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4, CARRY | OVERLONG_2, CARRY, CARRY,
+	CARRY | TOO_LARGE, CARRY | TOO_LARGE | TOO_LARGE_1000,
+	CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
+	CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
+	CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
+	CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000 | SURROGATE,
+	CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000};
+static const uint8_t byte_2_high_tbl[16] = {
+	TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT,
+	TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE_1000 | OVERLONG_4,
+	TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE,
+	TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE,
+	TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE,
+	TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT};
+#define TABLE16(t) _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(t)))
 
 /* Nonzero bytes where the 32 bytes `in` (after `prev`, the 32 before them) are not valid
  * UTF-8, judged from the 3 bytes before each. */
@@ -41,25 +62,8 @@ utf8_errors_avx2(__m256i in, __m256i prev)
 	__m256i before = _mm256_permute2x128_si256(prev, in, 0x21);
 	__m256i prev1 = _mm256_alignr_epi8(in, before, 15), prev2 = _mm256_alignr_epi8(in, before, 14),
 		prev3 = _mm256_alignr_epi8(in, before, 13);
-	const __m256i byte_1_high = TABLE16(
-		TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG,
-		TWO_CONTS, TWO_CONTS, TWO_CONTS, TWO_CONTS, TOO_SHORT | OVERLONG_2, TOO_SHORT,
-		TOO_SHORT | OVERLONG_3 | SURROGATE, TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4);
-	const __m256i byte_1_low = TABLE16(
-		CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4, CARRY | OVERLONG_2, CARRY, CARRY,
-		CARRY | TOO_LARGE, CARRY | TOO_LARGE | TOO_LARGE_1000,
-		CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
-		CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
-		CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
-		CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000 | SURROGATE,
-		CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000);
-	const __m256i byte_2_high = TABLE16(
-		TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT,
-		TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE_1000 | OVERLONG_4,
-		TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE,
-		TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE,
-		TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE,
-		TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT);
+	const __m256i byte_1_high = TABLE16(byte_1_high_tbl), byte_1_low = TABLE16(byte_1_low_tbl),
+		      byte_2_high = TABLE16(byte_2_high_tbl);
 	/* byte-wise shifts by 4: the 16-bit shift and the mask drop the neighbour's bits */
 	__m256i special = _mm256_and_si256(
 		_mm256_and_si256(
