@@ -181,16 +181,19 @@ classify_sse2(struct ss_jblocks *f, size_t b)
 	unsigned bad = 0;
 
 	for (size_t at = b * 64; n < f->window && at < f->len; n++, at += 64) {
-		const unsigned char *s = f->len - at >= 64 ? f->base + at : padded(f, b + n, pad);
+		/* a short last block: the document's last 64 bytes, shifted (as classify_avx2) */
+		size_t left = f->len - at, shift = left < 64 && f->len >= 64 ? 64 - left : 0;
+		const unsigned char *s = left >= 64 ? f->base + at
+				       : shift != 0 ? f->base + f->len - 64 : padded(f, b + n, pad);
 		uint64_t stop = 0, high = 0;
 		for (int i = 0; i < 4; i++) {
 			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + 16 * i));
 			stop |= (uint64_t)stop_sse2(v) << 16 * i;
 			high |= (uint64_t)(uint32_t)_mm_movemask_epi8(v) << 16 * i;
 		}
-		f->stop[n] = stop;
+		f->stop[n] = stop >> shift;
 		/* padding is ASCII: the real bytes' sequences are read up to the document's end */
-		bad |= (unsigned)!utf8_block_scalar(f, b + n, high) << n;
+		bad |= (unsigned)!utf8_block_scalar(f, b + n, high >> shift) << n;
 	}
 	f->first = b;
 	f->count = n;
