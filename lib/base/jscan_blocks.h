@@ -1,8 +1,11 @@
 /* jscan_blocks: stage 1 of the validator (private to jscan.c and its tests).
- * A document is cut into 64-byte blocks counted from its first byte; a block is
- * classified by SIMD into bitmaps (bit i for byte i of the block), the first time the
- * string scanner needs it. The scanner then finds the end of a string by a bit scan
- * instead of looking at its bytes.
+ * A document is cut into 64-byte blocks counted from its first byte; blocks are
+ * classified by SIMD into bitmaps (bit i for byte i of the block), a few at a time, when
+ * the string scanner first needs them. The scanner then finds the end of a string by a
+ * bit scan instead of looking at its bytes. No carry-less multiply or in-string mask is
+ * needed: the grammar (jscan.c) knows where each string starts, and escapes are stepped
+ * over as they are met. Only x86-64 has blocks (SSE2, AVX2); elsewhere the scanner is
+ * the portable byte loop and nothing here is called.
  *
  * The blocks only ever speed up a verdict the byte-wise scanner (scan_string) would give:
  * a string whose bytes hold anything but plain characters and valid UTF-8 is scanned
@@ -13,8 +16,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Blocks classified at a time: a record of up to 256 bytes in one call; a value found
- * inside a long document (ss_jscan_value) costs at most this many ahead of it. */
+/* Blocks classified at a time for a document: a record of up to 256 bytes in one call
+ * (ss_jscan_value, whose value may end long before end, takes one at a time). */
 #define SS_JBLOCKS_WINDOW 4
 
 struct ss_jblocks {
