@@ -2,7 +2,8 @@
  * shifted by 0..63 leading spaces (so each byte meets each offset of a 64-byte block),
  * ss_jscan_document, ss_jscan_document_members and ss_jscan_value give the reference's
  * verdict, reason, end and members under every SIMD width this CPU has (portable, SSE2,
- * AVX2: ss_jscan_simd is set directly, as SS_SIMD would). */
+ * AVX2: ss_jscan_simd is set directly, as SS_SIMD would); each line of an input that
+ * has several, too. */
 #include "fuzz.h"
 #include "base/jscan.h"
 #include "base/jscan_impl.h"
@@ -56,17 +57,33 @@ fuzz_jscan_check(const char *p, size_t n)
 	ss_jscan_simd = saved;
 }
 
+/* [p, p+n) after k spaces, in a buffer of exactly that size. */
+static void
+check_shifted(const uint8_t *p, size_t n, size_t k)
+{
+	char *buf = malloc(k + n + 1);
+
+	memset(buf, ' ', k);
+	memcpy(buf + k, p, n);
+	fuzz_jscan_check(buf, k + n);
+	free(buf);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size > 100000)
 		return 0;
-	for (size_t k = 0; k < 64; k++) {
-		char *buf = malloc(k + size + 1);
-		memset(buf, ' ', k);
-		memcpy(buf + k, data, size);
-		fuzz_jscan_check(buf, k + size);
-		free(buf);
+	for (size_t k = 0; k < 64; k++)
+		check_shifted(data, size, k);
+	/* an NDJSON input: each line on its own too (at 3 offsets) */
+	for (const uint8_t *p = data, *end = data + size, *nl; p < end; p = nl + 1) {
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			nl = end;
+		if (p == data && nl == end)
+			break;
+		for (size_t k = 0; k < 64; k += 31)
+			check_shifted(p, (size_t)(nl - p), k);
 	}
 	return 0;
 }
