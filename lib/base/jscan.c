@@ -168,7 +168,7 @@ scan_literal(const char *p, const char *end, const char *word, const char **why)
  * them); the rest are plain or valid UTF-8. A string that meets a control byte, an escape
  * that is wrong or a block with invalid UTF-8 is scanned again byte by byte (the reason
  * and where it is found are scan_string's). */
-static inline const char *
+__attribute__((always_inline)) static inline const char *
 string_end(struct ss_jblocks *f, const char *p, const char *end, const char **why)
 {
 	const unsigned char *e = (const unsigned char *)end;
