@@ -34,6 +34,22 @@ replay() {
 @test "fuzz corpus: envelopes are read as jq reads them" { replay envelope; }
 @test "fuzz corpus: expression keys of every type agree with jq" { replay exprkey; }
 @test "fuzz corpus: Kafka payloads and headers round-trip through their JSON form" { replay payload; }
+@test "fuzz corpus: the validator agrees with its former self at every block offset and SIMD width" { replay jscan; }
+
+# tests/fuzz/jscan_gen.c feeds fuzz_jscan's check generated inputs: UTF-8 sequences at
+# block boundaries, random and mutated documents, escapes and numbers at each offset
+@test "jscan differential: generated documents give the former validator's answers on every path" {
+	san=
+	if built_sanitized; then
+		san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+	fi
+	# shellcheck disable=SC2086
+	cc $san -std=c11 -g -O1 -D_GNU_SOURCE -I"$ROOT/lib" -I"$ROOT/tests/fuzz" -o "$FUZZBIN/jscan_gen" \
+		"$ROOT/tests/fuzz/fuzz_jscan.c" "$ROOT/tests/fuzz/jscan_gen.c" "$LIBSS" -lm -lpthread
+	run "$FUZZBIN/jscan_gen" 20000
+	assert_success
+	assert_line --regexp '^[1-9][0-9]* inputs$'
+}
 
 # the string scanner picks AVX2, SSE2 or a plain loop at run time (lib/base/jscan.c); SS_SIMD
 # narrows it, so every path meets the same inputs (simd-widths: a special byte at each

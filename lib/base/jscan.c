@@ -1,5 +1,6 @@
 /* A validating JSON scanner that works on raw bytes and builds nothing (see jscan.h). */
 #include "base/jscan.h"
+#include "base/jscan_blocks.h"
 #include "base/jscan_impl.h"
 
 #include <stdint.h>
@@ -91,6 +92,30 @@ ss_jscan_quote(ss_buf *b, const char *s, size_t n)
 	return clean;
 }
 
+/* The first byte at or after p (before end) that is not a digit. Long runs (epoch
+ * milliseconds) 8 bytes a time where a word can be read as 8 little-endian bytes: a
+ * byte x ^ '0' is a digit's value exactly when neither it nor it + 6 has high bits (a
+ * carry out of a byte only reaches later bytes, after the first non-digit). */
+static inline const char *
+skip_digits(const char *p, const char *end)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101u;
+	while (end - p >= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		w ^= ones * '0';
+		uint64_t bad = (w | (w + ones * 6)) & ones * 0xF0;
+		if (bad != 0)
+			return p + __builtin_ctzll(bad) / 8;
+		p += 8;
+	}
+#endif
+	while (p < end && *p >= '0' && *p <= '9')
+		p++;
+	return p;
+}
+
 static const char *
 scan_number(const char *p, const char *end, const char **why)
 {
@@ -101,16 +126,14 @@ scan_number(const char *p, const char *end, const char **why)
 	if (p < end && *p == '0')
 		p++;
 	else if (p < end && *p >= '1' && *p <= '9')
-		while (p < end && *p >= '0' && *p <= '9')
-			p++;
+		p = skip_digits(p, end);
 	else
 		goto bad;
 	if (p < end && *p == '.') {
 		p++;
 		if (p >= end || *p < '0' || *p > '9')
 			goto bad;
-		while (p < end && *p >= '0' && *p <= '9')
-			p++;
+		p = skip_digits(p, end);
 	}
 	if (p < end && (*p == 'e' || *p == 'E')) {
 		p++;
@@ -118,8 +141,7 @@ scan_number(const char *p, const char *end, const char **why)
 			p++;
 		if (p >= end || *p < '0' || *p > '9')
 			goto bad;
-		while (p < end && *p >= '0' && *p <= '9')
-			p++;
+		p = skip_digits(p, end);
 	}
 	return p;
 bad:
@@ -140,10 +162,45 @@ scan_literal(const char *p, const char *end, const char *word, const char **why)
 	return p + n;
 }
 
+/* The byte after the string at p (its opening quote), or NULL (*why set), as scan_string
+ * says. With blocks (f not NULL; f->base is where the document starts), only the bytes
+ * at stop bits are read: the closing quote, and escapes on the way (scan_escape checks
+ * them); the rest are plain or valid UTF-8. A string that meets a control byte, an escape
+ * that is wrong or a block with invalid UTF-8 is scanned again byte by byte (the reason
+ * and where it is found are scan_string's). */
+__attribute__((always_inline)) static inline const char *
+string_end(struct ss_jblocks *f, const char *p, const char *end, const char **why)
+{
+	const unsigned char *e = (const unsigned char *)end;
+	size_t i = f == NULL ? 0 : (size_t)((const unsigned char *)p - f->base) + 1;
+
+	while (f != NULL && i < f->len) {
+		size_t k = i / 64 - f->first; /* wraps around below first: out of the window too */
+		if (k >= f->count) {
+			ss_jblocks_classify(f, i / 64);
+			k = 0;
+		}
+		if (f->bad >> k & 1)
+			break;
+		uint64_t stop = f->stop[k] >> i % 64;
+		if (stop == 0) {
+			i = (i | 63) + 1;
+			continue;
+		}
+		const unsigned char *q = f->base + i + __builtin_ctzll(stop);
+		if (*q == '"')
+			return (const char *)q + 1;
+		if (*q != '\\' || (q = scan_escape(q, e, why)) == NULL)
+			break;
+		i = (size_t)(q - f->base);
+	}
+	return scan_string(p, end, why);
+}
+
 /* Iterative, so hostile nesting costs no stack: containers[] remembers '{' or '['.
  * At most maxdepth containers deep (MAX_DEPTH for a whole document). */
 static const char *
-scan_value(const char *p, const char *end, const char **why, int maxdepth)
+scan_value(struct ss_jblocks *f, const char *p, const char *end, const char **why, int maxdepth)
 {
 	char containers[MAX_DEPTH];
 	int depth = 0;
@@ -176,7 +233,7 @@ scan_value(const char *p, const char *end, const char **why, int maxdepth)
 				goto object_key;
 			continue;
 		case '"':
-			p = scan_string(p, end, why);
+			p = string_end(f, p, end, why);
 			break;
 		case 't':
 			p = scan_literal(p, end, "true", why);
@@ -227,7 +284,7 @@ object_key:
 			*why = "expected a string key";
 			return NULL;
 		}
-		if ((p = scan_string(p, end, why)) == NULL)
+		if ((p = string_end(f, p, end, why)) == NULL)
 			return NULL;
 		p = ss_jscan_skip_ws(p, end);
 		if (p >= end || *p != ':') {
@@ -238,17 +295,47 @@ object_key:
 	}
 }
 
+/* Blocks for the document [p, end), classified `window` at a time (a whole document:
+ * all of a record at once; a value: one, as it may end long before end), or NULL where
+ * the portable loop is asked for or the text is too short for blocks to pay. */
+static struct ss_jblocks *
+blocks_for(struct ss_jblocks *f, const char *p, const char *end, unsigned window)
+{
+	if (ss_jscan_simd == SIMD_PORTABLE || end - p < 64)
+		return NULL;
+	/* field by field: the bitmaps are written before they are read */
+	f->base = (const unsigned char *)p;
+	f->len = (size_t)(end - p);
+	f->first = f->count = 0;
+	f->window = window;
+	return f;
+}
+
 const char *
 ss_jscan_value(const char *p, const char *end, const char **why)
 {
-	return scan_value(p, end, why, MAX_DEPTH);
+	struct ss_jblocks f;
+
+	return scan_value(blocks_for(&f, p, end, 1), p, end, why, MAX_DEPTH);
+}
+
+/* scan_value on a member's value (after its whitespace): strings and numbers, most
+ * values, without the call and its container stack. */
+static inline const char *
+member_value(struct ss_jblocks *f, const char *p, const char *end, const char **why)
+{
+	if (p < end && *p == '"')
+		return string_end(f, p, end, why);
+	if (p < end && (*p == '-' || (*p >= '0' && *p <= '9')))
+		return scan_number(p, end, why);
+	return scan_value(f, p, end, why, MAX_DEPTH - 1);
 }
 
 /* The members of the object at p (its '{'), validated as scan_value would: returns the
  * byte after its '}' or NULL (*why set); *n = SIZE_MAX when it has more than max. */
 static const char *
-scan_members(const char *p, const char *end, struct ss_jmember *m, size_t max, size_t *n,
-	     const char **why)
+scan_members(struct ss_jblocks *f, const char *p, const char *end, struct ss_jmember *m, size_t max,
+	     size_t *n, const char **why)
 {
 	*n = 0;
 	p = ss_jscan_skip_ws(p + 1, end);
@@ -260,7 +347,7 @@ scan_members(const char *p, const char *end, struct ss_jmember *m, size_t max, s
 			return NULL;
 		}
 		const char *ks = p;
-		if ((p = scan_string(p, end, why)) == NULL)
+		if ((p = string_end(f, p, end, why)) == NULL)
 			return NULL;
 		const char *ke = p;
 		p = ss_jscan_skip_ws(p, end);
@@ -270,7 +357,7 @@ scan_members(const char *p, const char *end, struct ss_jmember *m, size_t max, s
 		}
 		p = ss_jscan_skip_ws(p + 1, end);
 		const char *vs = p;
-		if ((p = scan_value(p, end, why, MAX_DEPTH - 1)) == NULL)
+		if ((p = member_value(f, p, end, why)) == NULL)
 			return NULL;
 		if (*n < max)
 			m[*n] = (struct ss_jmember){.key = ks, .keyend = ke, .value = vs, .valueend = p};
@@ -305,15 +392,16 @@ ss_jscan_document_members(const char *p, const char *end, struct ss_jmember *m, 
 			  size_t *n, const char **why)
 {
 	const char *dummy;
+	struct ss_jblocks blocks, *f = blocks_for(&blocks, p, end, SS_JBLOCKS_WINDOW);
 
 	if (why == NULL)
 		why = &dummy;
 	p = ss_jscan_skip_ws(p, end);
 	*n = SIZE_MAX;
 	if (p < end && *p == '{')
-		p = scan_members(p, end, m, max, n, why);
+		p = scan_members(f, p, end, m, max, n, why);
 	else
-		p = ss_jscan_value(p, end, why);
+		p = scan_value(f, p, end, why, MAX_DEPTH);
 	return value_ends_document(p, end, why);
 }
 
@@ -321,8 +409,10 @@ bool
 ss_jscan_document(const char *p, const char *end, const char **why)
 {
 	const char *dummy;
+	struct ss_jblocks f;
 
 	if (why == NULL)
 		why = &dummy;
-	return value_ends_document(ss_jscan_value(p, end, why), end, why);
+	p = scan_value(blocks_for(&f, p, end, SS_JBLOCKS_WINDOW), p, end, why, MAX_DEPTH);
+	return value_ends_document(p, end, why);
 }

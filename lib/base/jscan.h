@@ -2,7 +2,9 @@
  * Written by hand because libjq has no lazy mode: the fast tools in this field find a
  * field's raw bytes and splice records through unchanged instead of re-serializing.
  * All functions read [p, end) and never allocate, but ss_jscan_quote, which appends to
- * the caller's buf. Scanning and validating are in jscan.c; plain paths (ss_jpath_*) and
+ * the caller's buf. No padding is needed after end: the validator's SIMD blocks
+ * (jscan_blocks.c) read a document's last short block as its last 64 bytes, or copy it.
+ * Scanning and validating are in jscan.c; plain paths (ss_jpath_*) and
  * ss_jscan_unescape in jpath.c. */
 #ifndef SS_JSCAN_H
 #define SS_JSCAN_H
@@ -21,7 +23,8 @@ ss_jscan_is_ws(char c)
 static inline const char *
 ss_jscan_skip_ws(const char *p, const char *end)
 {
-	while (p < end && ss_jscan_is_ws(*p))
+	/* above the space is never whitespace: one compare for most bytes */
+	while (p < end && (unsigned char)*p <= ' ' && ss_jscan_is_ws(*p))
 		p++;
 	return p;
 }
