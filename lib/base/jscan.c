@@ -10,23 +10,6 @@
 /* jq 1.6's parser refuses documents nested deeper than this; agree with it. */
 #define MAX_DEPTH 256
 
-enum simd ss_jscan_simd = SIMD_PORTABLE;
-
-#ifdef SS_X86_SIMD
-__attribute__((constructor)) static void
-choose_simd(void)
-{
-	const char *want = getenv("SS_SIMD");
-
-	__builtin_cpu_init();
-	ss_jscan_simd = __builtin_cpu_supports("avx2") ? SIMD_AVX2 : SIMD_SSE2;
-	if (want != NULL && strcmp(want, "portable") == 0)
-		ss_jscan_simd = SIMD_PORTABLE;
-	else if (want != NULL && strcmp(want, "sse2") == 0)
-		ss_jscan_simd = SIMD_SSE2;
-}
-#endif
-
 bool
 ss_jscan_utf8(const char *s, const char *e)
 {

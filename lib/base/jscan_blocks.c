@@ -7,7 +7,27 @@
 #include "base/jscan_blocks.h"
 #include "base/jscan_impl.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+/* Here, below the scanner that reads it (jscan.c, jscan_impl.h), so that the two files
+ * do not call each other. */
+enum simd ss_jscan_simd = SIMD_PORTABLE;
+
+#ifdef SS_X86_SIMD
+__attribute__((constructor)) static void
+choose_simd(void)
+{
+	const char *want = getenv("SS_SIMD");
+
+	__builtin_cpu_init();
+	ss_jscan_simd = __builtin_cpu_supports("avx2") ? SIMD_AVX2 : SIMD_SSE2;
+	if (want != NULL && strcmp(want, "portable") == 0)
+		ss_jscan_simd = SIMD_PORTABLE;
+	else if (want != NULL && strcmp(want, "sse2") == 0)
+		ss_jscan_simd = SIMD_SSE2;
+}
+#endif
 
 #ifdef SS_X86_SIMD
 /* The bytes of a last block shorter than 64, padded with spaces (plain bytes: no bits;

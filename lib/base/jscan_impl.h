@@ -89,7 +89,7 @@ static const bool plain_ascii[256] = {
  * SSE2 (always there on x86-64), else the portable loop. SS_SIMD=portable|sse2|avx2
  * asks for a narrower one (the tests run every path on the same inputs). */
 enum simd { SIMD_PORTABLE, SIMD_SSE2, SIMD_AVX2 };
-extern enum simd ss_jscan_simd; /* jscan.c sets it before main */
+extern enum simd ss_jscan_simd; /* jscan_blocks.c sets it before main */
 
 #ifdef SS_X86_SIMD
 /* 32 bytes a time; what is left (under 32) goes to the SSE2 loop. */
