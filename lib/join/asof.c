@@ -509,11 +509,7 @@ asof_join_right_end(asof_join *j)
 void
 asof_join_idle(asof_join *j)
 {
-	ss_writer_flush(j->cx->out);
-	if (j->cx->late)
-		fflush(j->cx->late);
-	if (j->cx->acks)
-		j->cx->delivered = ss_acks_delivered(j->cx->acks);
+	asof_ctx_flush(j->cx);
 	if (j->st) {
 		asof_outbox_trim(j);
 		state_save(j);

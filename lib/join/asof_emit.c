@@ -166,3 +166,12 @@ asof_late(asof_join *j, const struct asof_in *in)
 		     j->cx->late ? " (in the --late-file)" : "");
 }
 
+void
+asof_ctx_flush(struct asof_ctx *cx)
+{
+	ss_writer_flush(cx->out);
+	if (cx->late)
+		fflush(cx->late);
+	if (cx->acks)
+		cx->delivered = ss_acks_delivered(cx->acks);
+}

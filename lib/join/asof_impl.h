@@ -432,6 +432,9 @@ enum {
  * the marks (ASOF_MARK_*). */
 void asof_emit(asof_join *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r,
 	       int64_t revision, unsigned mark);
+/* Results out: the output and the late file flushed, and what the acks file says is
+ * delivered read (a join's commit, or the router's with no join open). */
+void asof_ctx_flush(struct asof_ctx *cx);
 /* An approximation chosen by a flag touched a result: counted, and said on stderr the
  * first time. */
 void asof_approximated(asof_join *j, unsigned mark, uint64_t line);

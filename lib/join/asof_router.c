@@ -104,9 +104,7 @@ asof_idle(ss_asof *j)
 		asof_join_idle(j->one);
 		return;
 	}
-	ss_writer_flush(j->cx->out); /* as a join's idle does, if none is open */
-	if (j->cx->late)
-		fflush(j->cx->late);
+	asof_ctx_flush(j->cx); /* as a join's idle does, if none is open */
 	asof_dir_commit(j->dir);
 }
 
