@@ -9,6 +9,7 @@
 struct step {
 	char *key; /* NULL for an index */
 	size_t keylen;
+	bool backslash; /* the key holds one (then a raw key of its length may be escaped) */
 	long index;
 };
 
@@ -107,6 +108,7 @@ ss_jpath_parse(const char *expr)
 			s++;
 		} else
 			goto no;
+		st->backslash = st->key != NULL && memchr(st->key, '\\', st->keylen) != NULL;
 		jp->nsteps++;
 	}
 	while (*s == ' ')
@@ -196,19 +198,33 @@ ss_jscan_unescape(ss_buf *b, const char *p, const char *end)
 	}
 }
 
+/* Does [q, q+n) hold a backslash? Keys are short: a loop costs less than a call. */
+static bool
+has_backslash(const char *q, size_t n)
+{
+	if (n > 32)
+		return memchr(q, '\\', n) != NULL;
+	for (size_t i = 0; i < n; i++)
+		if (q[i] == '\\')
+			return true;
+	return false;
+}
+
 /* Compare a raw JSON string literal [p,e) (quotes included) with key; handles escapes. */
 static bool
-key_equals(const char *p, const char *e, const char *key, size_t keylen)
+key_equals(const char *p, const char *e, const struct step *st)
 {
 	const char *q = p + 1, *end = e - 1;
-	size_t i = 0, rawlen = (size_t)(end - q);
+	size_t i = 0, rawlen = (size_t)(end - q), keylen = st->keylen;
+	const char *key = st->key;
 
-	/* an escape only ever shortens a key: most keys differ by their length or, at the
-	 * same length, by their bytes, before any escape needs to be looked for */
-	if (rawlen < keylen || (rawlen == keylen && memcmp(q, key, keylen) != 0))
-		return false;
-	if (memchr(q, '\\', rawlen) == NULL)
-		return rawlen == keylen;
+	/* an escape only ever shortens a key: a raw key of the same length has none (unless
+	 * the key itself holds a backslash), a shorter one cannot match, and a longer one
+	 * only through an escape */
+	if (rawlen == keylen && !st->backslash)
+		return keylen == 0 || (q[0] == key[0] && memcmp(q, key, keylen) == 0);
+	if (rawlen < keylen || !has_backslash(q, rawlen))
+		return rawlen == keylen && memcmp(q, key, keylen) == 0;
 	while (q < end) {
 		char c[4];
 		size_t n = 1;
@@ -237,35 +253,52 @@ skip_string_unchecked(const char *p, const char *end)
 	return NULL;
 }
 
-/* The byte after the value at p, found by its structure alone: strings by their closing
- * quote, containers by their brackets, scalars by what ends them; nothing is checked.
- * On valid JSON, where ss_jscan_value ends; on anything else, somewhere before end or
- * NULL, and nothing past end is read. For a quick look at a line not validated yet. */
+/* What a quick look stops at: within a container, the bytes that open or close a string
+ * or a container; after a scalar, the bytes that may follow a value. */
+static const bool in_container_stop[256] = {['"'] = true, ['{'] = true, ['['] = true, ['}'] = true, [']'] = true};
+static const bool scalar_stop[256] = {
+	[','] = true, ['}'] = true, [']'] = true, [' '] = true, ['\t'] = true, ['\n'] = true, ['\r'] = true,
+};
+
+/* The byte after the container at p ('{' or '['), by its brackets alone; NULL when it
+ * does not close before end. */
 static const char *
-skip_unchecked(const char *p, const char *end)
+skip_container_unchecked(const char *p, const char *end)
 {
 	size_t depth = 0;
 
-	while (p != NULL && p < end) {
-		char c = *p;
-		if (c == '"')
-			p = skip_string_unchecked(p, end);
-		else if (c == '{' || c == '[')
-			depth++, p++;
-		else if (c == '}' || c == ']') {
-			if (depth == 0)
-				return p; /* a scalar's end, at its container's */
-			depth--, p++;
-		} else if (depth == 0 && (c == ',' || ss_jscan_is_ws(c)))
-			return p;
-		else {
+	for (; p < end; p++) {
+		while (p < end && !in_container_stop[(unsigned char)*p])
 			p++;
-			continue; /* within a scalar or a container */
-		}
-		if (depth == 0)
-			return p;
+		if (p == end)
+			break;
+		if (*p == '"') {
+			if ((p = skip_string_unchecked(p, end)) == NULL)
+				return NULL;
+			p--; /* the loop steps past the closing quote */
+		} else if (*p == '{' || *p == '[')
+			depth++;
+		else if (--depth == 0)
+			return p + 1;
 	}
-	return depth == 0 ? p : NULL;
+	return NULL;
+}
+
+/* The byte after the value at p, found by its structure alone: strings by their closing
+ * quote, containers by their brackets, scalars by what may follow them; nothing is
+ * checked. On valid JSON, where ss_jscan_value ends; on anything else, somewhere up to
+ * end or NULL, and nothing past end is read. For a quick look at a line not validated
+ * yet, and for the values skipped in a document validated before. */
+static const char *
+skip_unchecked(const char *p, const char *end)
+{
+	if (p < end && *p == '"')
+		return skip_string_unchecked(p, end);
+	if (p < end && (*p == '{' || *p == '['))
+		return skip_container_unchecked(p, end);
+	while (p < end && !scalar_stop[(unsigned char)*p])
+		p++;
+	return p;
 }
 
 /* The byte after the value at p: validated (ss_jscan_value), or found by its structure
@@ -278,12 +311,26 @@ skip_value(const char *p, const char *end, bool look)
 	return look ? skip_unchecked(p, end) : ss_jscan_value(p, end, &why);
 }
 
+/* The byte after the key at p (its opening quote), or NULL. A look only looks for its
+ * closing quote, unless it has an escape: key_equals decodes escapes checked before. */
+static const char *
+key_end(const char *p, const char *end, bool look)
+{
+	const char *why;
+
+	if (look) {
+		const unsigned char *q = skip_to_quote((const unsigned char *)p + 1, (const unsigned char *)end);
+		if (q < (const unsigned char *)end && *q == '"')
+			return (const char *)q + 1;
+	}
+	return scan_string(p, end, &why);
+}
+
 /* Within the object at p, find the LAST member named key (jq keeps the last duplicate). */
 static bool
 find_member(const char *p, const char *end, const struct step *st, bool look, const char **vs,
 	    const char **ve)
 {
-	const char *why;
 	bool found = false;
 
 	/* the document is usually valid; where it is not (ss_jpath_find or ss_jpath_look on
@@ -292,14 +339,14 @@ find_member(const char *p, const char *end, const struct step *st, bool look, co
 	if (p >= end || *p != '"')
 		return false;
 	for (;;) {
-		const char *ks = p, *ke = scan_string(p, end, &why);
+		const char *ks = p, *ke = key_end(p, end, look);
 		if (ke == NULL || (p = ss_jscan_skip_ws(ke, end)) >= end || *p != ':')
 			return false;
 		p = ss_jscan_skip_ws(p + 1, end);
 		const char *v = p;
 		if ((p = skip_value(p, end, look)) == NULL)
 			return false;
-		if (key_equals(ks, ke, st->key, st->keylen)) {
+		if (key_equals(ks, ke, st)) {
 			*vs = v;
 			*ve = p;
 			found = true;
@@ -418,10 +465,10 @@ ss_jpath_find_in(const struct ss_jpath *path, const char *p, const char *end,
 		return ss_jpath_find(path, p, end, vstart, vend, type_error);
 	*type_error = false;
 	for (size_t i = n; i-- > 0;) { /* the last duplicate, as jq keeps it */
-		if (!key_equals(m[i].key, m[i].keyend, st->key, st->keylen))
+		if (!key_equals(m[i].key, m[i].keyend, st))
 			continue;
-		if (path->nsteps > 1)
-			return ss_jpath_find_from(path, 1, m[i].value, m[i].valueend, vstart, vend, type_error);
+		if (path->nsteps > 1) /* in a document validated whole: a look finds the same */
+			return find_path(path, 1, true, m[i].value, m[i].valueend, vstart, vend, type_error);
 		*vstart = m[i].value; /* the member itself: validated when it was noted */
 		*vend = m[i].valueend;
 		return true;
