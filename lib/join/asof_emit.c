@@ -6,9 +6,22 @@
 #include "base/diag.h"
 #include "base/proj.h"
 
+/* --select runs on jq directly: it may yield several values or none (a filter). */
+jq_state *
+asof_select_jq(const char *text)
+{
+	ss_expr_free(ss_expr_compile(text, "--select")); /* reports errors as every tool does */
+	jq_state *jq = jq_init();
+	if (jq == NULL || !jq_compile(jq, text))
+		ss_diag_die(SS_EXIT_EXPR, "--select: cannot compile '%s'", text);
+	return jq;
+}
+
 static void
 write_selected(asof_join *j, const ss_buf *b, uint64_t line)
 {
+	if (j->cx->select == NULL)
+		j->cx->select = asof_select_jq(j->o.select);
 	jq_start(j->cx->select, jv_parse_sized(b->data, (int)b->len), 0);
 	for (;;) {
 		jv v = jq_next(j->cx->select);
@@ -100,7 +113,7 @@ asof_emit(asof_join *j, const char *raw, size_t len, uint64_t line, const struct
 		revision = 0;
 	j->n.emitted++;
 	j->n.matched += r != NULL;
-	if (j->cx->select == NULL && j->cx->acks == NULL) {
+	if (j->o.select == NULL && j->cx->acks == NULL) {
 		/* straight into the output buffer: no line to keep, nothing to reshape; a
 		 * reader of a killed process's output still gets whole lines */
 		const char *marks = mark_text(mark);
@@ -134,7 +147,7 @@ asof_emit(asof_join *j, const char *raw, size_t len, uint64_t line, const struct
 		ss_buf_add(b, num, (size_t)snprintf(num, sizeof num, ",\"revision\":%" PRId64, revision));
 	ss_buf_adds(b, mark_text(mark));
 	ss_buf_addc(b, '}');
-	if (j->cx->select)
+	if (j->o.select)
 		write_selected(j, b, line);
 	else
 		asof_out(j, b->data, b->len);

@@ -148,7 +148,7 @@ struct asof_dir;
 struct asof_ctx {
 	ss_writer *out;
 	ss_expr *lon, *ron, *lby, *rby;
-	jq_state *select;
+	jq_state *select;     /* --select in libjq: compiled at its first use (asof_select_jq) */
 	struct ss_proj *proj; /* --select without libjq (proj.h), or NULL */
 	FILE *late;
 	ss_acks *acks;        /* --acks, or NULL */
@@ -435,6 +435,9 @@ void asof_emit(asof_join *j, const char *raw, size_t len, uint64_t line, const s
 /* Results out: the output and the late file flushed, and what the acks file says is
  * delivered read (a join's commit, or the router's with no join open). */
 void asof_ctx_flush(struct asof_ctx *cx);
+/* --select compiled in libjq (exit 3 if jq refuses it): at the start, unless proj.h
+ * evaluates it, whose grammar is jq's; then when a result first needs libjq. */
+jq_state *asof_select_jq(const char *text);
 /* An approximation chosen by a flag touched a result: counted, and said on stderr the
  * first time. */
 void asof_approximated(asof_join *j, unsigned mark, uint64_t line);
