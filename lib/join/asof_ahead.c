@@ -34,6 +34,7 @@ struct ahead_rec {
 	int64_t t;
 	size_t at, len;   /* the line in the batch's buffer */
 	size_t kat, klen; /* its encoded key in the batch's keys */
+	uint64_t khash;   /* ... and its hash in the join's key map (asof_key_hash) */
 	bool ok;
 };
 
@@ -188,6 +189,7 @@ parse(struct asof_ahead *a, struct ahead_batch *b, struct ahead_rec *r)
 	if (a->by != NULL && !(ss_expr_raw(a->by, &rec, &p, &n) && ss_keyenc_raw_nojq(&b->keys, p, n) == 1))
 		return;
 	r->klen = b->keys.len - r->kat;
+	r->khash = asof_key_hash(b->keys.data + r->kat, r->klen);
 	r->ok = true;
 }
 
@@ -366,6 +368,36 @@ advance(struct asof_ahead *a)
 	a->next = 0;
 }
 
+/* The key map is out of the cache for most records (10,000 keys and their histories):
+ * the records to come of this batch have their lookups started stage by stage, so that
+ * their cache misses overlap instead of each stalling the join in turn. Distances in
+ * records of this input; the join takes the other's in between. */
+static void
+prefetch_ahead(const ss_asof *j, const struct ahead_batch *b, size_t next, bool left)
+{
+	static const struct {
+		size_t dist;
+		enum asof_ahead_stage stage;
+	} plan[] = {{16, ASOF_AHEAD_SLOT}, {10, ASOF_AHEAD_KEY}, {6, ASOF_AHEAD_HIST}, {3, ASOF_AHEAD_BYTES}};
+
+	/* the batch was written on another core: its entries and lines are read from
+	 * there, a miss each unless asked for early */
+	if (next + 24 < b->n)
+		__builtin_prefetch(&b->rec[next + 24]);
+	if (next + 4 < b->n)
+		for (size_t at = 0; at < b->rec[next + 4].len && at < 256; at += 64)
+			__builtin_prefetch(b->buf + b->rec[next + 4].at + at);
+	if (j->one == NULL)
+		return;
+	for (size_t s = 0; s < sizeof plan / sizeof plan[0]; s++) {
+		size_t i = next + plan[s].dist;
+		if (plan[s].stage == ASOF_AHEAD_BYTES && !left)
+			continue; /* only a left record copies its match */
+		if (i < b->n && b->rec[i].ok)
+			asof_join_prefetch_stage(j->one, b->rec[i].khash, plan[s].stage);
+	}
+}
+
 enum asof_got
 asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in)
 {
@@ -384,6 +416,7 @@ asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in)
 		}
 		const struct ahead_rec *r = &a->cur->rec[a->next++];
 		const char *raw = a->cur->buf + r->at;
+		prefetch_ahead(j, a->cur, a->next, left);
 		a->off = r->off;
 		a->line = r->line;
 		if (!r->ok) {

@@ -49,14 +49,45 @@ asof_key_prefetch(const struct asof_map *m, const char *enc, size_t len)
 		__builtin_prefetch(&m->slot[ss_hash_bytes(enc, len) & (m->cap - 1)]);
 }
 
-struct asof_key *
-asof_key_get(struct asof_map *m, const char *enc, size_t len)
+uint64_t
+asof_key_hash(const char *enc, size_t len)
 {
 	static const char none[1];
 
 	if (len == 0) /* no --by: the empty key, maybe from a NULL buffer */
 		enc = none;
-	uint64_t h = ss_hash_bytes(enc, len) | 1; /* 0 marks an empty slot */
+	return ss_hash_bytes(enc, len) | 1; /* 0 marks an empty slot */
+}
+
+void
+asof_key_prefetch_stage(const struct asof_map *m, uint64_t hash, enum asof_ahead_stage stage)
+{
+	if (m->cap == 0)
+		return;
+	const struct asof_slot_ent *s = &m->slot[hash & (m->cap - 1)];
+	if (stage == ASOF_AHEAD_SLOT) {
+		__builtin_prefetch(s);
+		return;
+	}
+	const struct asof_key *k = s->hash == hash ? s->key : NULL; /* its first probe */
+	if (k == NULL)
+		return;
+	if (stage == ASOF_AHEAD_KEY)
+		__builtin_prefetch(k);
+	else if (k->n > 0 && stage == ASOF_AHEAD_HIST) {
+		__builtin_prefetch(&k->hist[0]);
+		__builtin_prefetch(&k->hist[k->n - 1]);
+	} else if (k->n > 0) /* a left record copies it into its result */
+		__builtin_prefetch(k->hist[k->n - 1].raw);
+}
+
+struct asof_key *
+asof_key_get(struct asof_map *m, const char *enc, size_t len)
+{
+	uint64_t h = asof_key_hash(enc, len);
+
+	if (len == 0)
+		enc = ""; /* memcmp of no bytes, never from NULL */
 	if (2 * (m->n + 1) > m->cap)
 		map_grow(m);
 	size_t i = map_find(m, h, enc, len);

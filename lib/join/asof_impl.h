@@ -299,6 +299,13 @@ struct asof_key *asof_key_get(struct asof_map *m, const char *enc, size_t len);
 /* Start loading the slot of a key about to be looked up (a cache miss that overlaps
  * with the work before the lookup). */
 void asof_key_prefetch(const struct asof_map *m, const char *enc, size_t len);
+/* The hash a key is kept under (computed where its record is parsed, for the stages). */
+uint64_t asof_key_hash(const char *enc, size_t len);
+/* For a key met a few records from now, one stage of what its lookup will read, each
+ * brought into the cache by the stage before: ASOF_AHEAD_SLOT its slot, _KEY its key,
+ * _HIST the ends of its history, _BYTES the newest record's bytes. A hint: only reads. */
+enum asof_ahead_stage { ASOF_AHEAD_SLOT, ASOF_AHEAD_KEY, ASOF_AHEAD_HIST, ASOF_AHEAD_BYTES };
+void asof_key_prefetch_stage(const struct asof_map *m, uint64_t hash, enum asof_ahead_stage stage);
 void asof_map_free(struct asof_map *m);
 /* Insert, or replace the record with the same time unless it ranks higher (seq):
  * NULL then, raw freed. Takes ownership of raw. */
@@ -368,6 +375,8 @@ bool asof_join_holds(const asof_join *j);
 void asof_join_batch(asof_join *j);
 /* Start loading what the lookup of a parsed record's key will read. */
 void asof_join_prefetch(const asof_join *j, const struct asof_in *in);
+/* One stage of it for a record further ahead, by its key's hash (asof_key_hash). */
+void asof_join_prefetch_stage(const asof_join *j, uint64_t hash, enum asof_ahead_stage stage);
 /* A left record answered by the run from the right file's index (r, or NULL). */
 void asof_join_answer(asof_join *j, const struct asof_in *in, const struct asof_right *r);
 
