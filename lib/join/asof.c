@@ -58,12 +58,6 @@ asof_join_prefetch(const asof_join *j, const struct asof_in *in)
 }
 
 void
-asof_join_prefetch_stage(const asof_join *j, uint64_t hash, enum asof_ahead_stage stage)
-{
-	asof_key_prefetch_stage(&j->keys, hash, stage);
-}
-
-void
 asof_join_answer(asof_join *j, const struct asof_in *in, const struct asof_right *r)
 {
 	j->n.left++;

@@ -81,6 +81,14 @@ asof_key_prefetch_stage(const struct asof_map *m, uint64_t hash, enum asof_ahead
 		__builtin_prefetch(k->hist[k->n - 1].raw);
 }
 
+/* (here, not in asof.c: the run's parsing calls it, and asof.c reaches the run's reading
+ * through asof_index.c, which both builds the index and answers from it) */
+void
+asof_join_prefetch_stage(const asof_join *j, uint64_t hash, enum asof_ahead_stage stage)
+{
+	asof_key_prefetch_stage(&j->keys, hash, stage);
+}
+
 struct asof_key *
 asof_key_get(struct asof_map *m, const char *enc, size_t len)
 {

@@ -306,6 +306,9 @@ uint64_t asof_key_hash(const char *enc, size_t len);
  * _HIST the ends of its history, _BYTES the newest record's bytes. A hint: only reads. */
 enum asof_ahead_stage { ASOF_AHEAD_SLOT, ASOF_AHEAD_KEY, ASOF_AHEAD_HIST, ASOF_AHEAD_BYTES };
 void asof_key_prefetch_stage(const struct asof_map *m, uint64_t hash, enum asof_ahead_stage stage);
+/* The same in the join's key map: what asof_join_prefetch starts, for a record further
+ * ahead, by its key's hash. */
+void asof_join_prefetch_stage(const asof_join *j, uint64_t hash, enum asof_ahead_stage stage);
 void asof_map_free(struct asof_map *m);
 /* Insert, or replace the record with the same time unless it ranks higher (seq):
  * NULL then, raw freed. Takes ownership of raw. */
@@ -375,8 +378,6 @@ bool asof_join_holds(const asof_join *j);
 void asof_join_batch(asof_join *j);
 /* Start loading what the lookup of a parsed record's key will read. */
 void asof_join_prefetch(const asof_join *j, const struct asof_in *in);
-/* One stage of it for a record further ahead, by its key's hash (asof_key_hash). */
-void asof_join_prefetch_stage(const asof_join *j, uint64_t hash, enum asof_ahead_stage stage);
 /* A left record answered by the run from the right file's index (r, or NULL). */
 void asof_join_answer(asof_join *j, const struct asof_in *in, const struct asof_right *r);
 
