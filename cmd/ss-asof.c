@@ -208,6 +208,8 @@ main(int argc, char **argv)
 		ss_diag_usage_error(usage, "--max-delay applies to --emit defer only");
 
 	ss_writer *out = ss_writer_new(STDOUT_FILENO, "stdout");
+	if (ss_proc_threads())
+		ss_writer_async(out); /* the kernel's copy of the output off the joining thread */
 	ss_asof *j = ss_asof_new(&o, out);
 	int rc = o.left_topic ? ss_asof_run_one(j, argv[optind]) : ss_asof_run(j, argv[optind], argv[optind + 1]);
 	if (o.acks) {

@@ -836,3 +836,38 @@ open("'"$T"'/l", "w").write(json.dumps({"t": 3, "k": "a"}) + "\n" + json.dumps({
 	run jq -c '[.left.k, (.right.big | length), .right.t]' "$T/out"
 	assert_output $'["a",17825792,1]\n["b",0,5]'
 }
+
+# The output is written by a thread of its own unless SS_THREADS=0 (ss_writer_async):
+# a failed write is still reported by the join's thread, as before.
+big_pair() {
+	awk 'BEGIN { for (i = 0; i < 60000; i++) printf "{\"t\":%d,\"k\":\"k%d\",\"pad\":\"%0100d\"}\n", 2 * i, i % 97, i }' >"$T/bl"
+	awk 'BEGIN { for (i = 0; i < 60000; i++) printf "{\"t\":%d,\"k\":\"k%d\",\"v\":%d}\n", 2 * i + 1, i % 97, i }' >"$T/br"
+}
+
+@test "a reader gone (a closed pipe) ends ss-asof quietly with 141, with or without the writer's thread" {
+	big_pair
+	for threads in 0 1; do
+		run --separate-stderr bash -c 'SS_THREADS=$1 ss-asof "$2" "$3" --on .t --by .k | head -c 1000 >/dev/null; echo "${PIPESTATUS[0]}"' _ "$threads" "$T/bl" "$T/br"
+		assert_success
+		assert_output 141
+		[ -z "$stderr" ]
+	done
+}
+
+@test "a failed write of the output (disk full) exits 1 naming stdout, with or without the writer's thread" {
+	big_pair
+	for threads in 0 1; do
+		run --separate-stderr bash -c 'SS_THREADS=$1 ss-asof "$2" "$3" --on .t --by .k >/dev/full' _ "$threads" "$T/bl" "$T/br"
+		assert_failure 1
+		[ "$stderr" = 'ss-asof: stdout: write: No space left on device' ] # once
+	done
+}
+
+@test "the output is the same whole with the writer's thread and without" {
+	big_pair
+	SS_THREADS=0 ss-asof "$T/bl" "$T/br" --on .t --by .k >"$T/one"
+	ss-asof "$T/bl" "$T/br" --on .t --by .k >"$T/two"
+	[ "$(wc -l <"$T/one")" -eq 60000 ]
+	cmp "$T/one" "$T/two"
+	ss-asof "$T/bl" "$T/br" --on .t --by .k --select '[.left.t, .right.v]' | cmp - <(SS_THREADS=0 ss-asof "$T/bl" "$T/br" --on .t --by .k --select '[.left.t, .right.v]')
+}

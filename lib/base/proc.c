@@ -1,6 +1,8 @@
 #include "base/proc.h"
 
 #include <signal.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "base/diag.h"
 
@@ -56,4 +58,12 @@ ss_proc_init(const char *tool)
 	/* Past RLIMIT_FSIZE a write should fail with EFBIG and a message (SQLite reports it),
 	 * not kill the tool by signal before its exit handlers run. */
 	signal(SIGXFSZ, SIG_IGN);
+}
+
+bool
+ss_proc_threads(void)
+{
+	const char *env = getenv("SS_THREADS");
+
+	return env == NULL || strcmp(env, "0") != 0;
 }

@@ -5,6 +5,7 @@
  * that would skip the exit handlers. Nothing here allocates. */
 #ifndef SS_PROC_H
 #define SS_PROC_H
+#include <stdbool.h>
 
 /* The start of every tool's main: its name for messages (ss_diag_init), and SIGXFSZ
  * ignored. */
@@ -20,4 +21,7 @@ int ss_proc_signal(void);
 int ss_proc_status(int status);
 /* After a signal: exit 128+N, the exit handlers committing what was done. */
 void ss_proc_exit_if_signalled(void);
+/* May the tool start threads of its own? Not with SS_THREADS=0 (a run on one thread:
+ * tests, and instruction counts of the whole work). */
+bool ss_proc_threads(void);
 #endif

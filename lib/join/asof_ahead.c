@@ -22,6 +22,7 @@
 #include "join/asof_impl.h"
 #include "base/diag.h"
 #include "base/keyenc.h"
+#include "base/proc.h"
 
 enum {
 	CHUNK = 128 << 10, /* bytes read at a time: one batch (SS_THREADS_CHUNK, for tests) */
@@ -69,14 +70,6 @@ struct asof_ahead {
 	uint64_t line;    /* the number of the line last taken (returned or not) */
 	bool ended;
 };
-
-static bool
-disabled(void)
-{
-	const char *env = getenv("SS_THREADS");
-
-	return env != NULL && strcmp(env, "0") == 0;
-}
 
 /* Bytes read at a time: CHUNK, or SS_THREADS_CHUNK (tests make it tiny). */
 static size_t
@@ -308,7 +301,7 @@ asof_ahead_start(ss_asof *j, ss_reader *r, bool left)
 	ss_expr *on = left ? j->cx->lon : j->cx->ron, *by = left ? j->cx->lby : j->cx->rby;
 	struct stat st;
 
-	if (disabled() || !j->batch || ss_reader_lineno(r) != 0 || !ss_expr_is_path(on) ||
+	if (!ss_proc_threads() || !j->batch || ss_reader_lineno(r) != 0 || !ss_expr_is_path(on) ||
 	    (by != NULL && !ss_expr_is_path(by)) || !at_start(r, &st))
 		return NULL;
 	struct asof_ahead *a = ss_xmalloc(sizeof *a);
@@ -560,7 +553,7 @@ asof_ahead_in_order(ss_asof *j, ss_reader *r, bool left, bool *sorted)
 	char blk[4096];
 	ssize_t k = 0;
 
-	if (disabled() || !ss_expr_is_path(on) || !at_start(r, &st) || (uint64_t)st.st_size < 2 * csize)
+	if (!ss_proc_threads() || !ss_expr_is_path(on) || !at_start(r, &st) || (uint64_t)st.st_size < 2 * csize)
 		return false;
 	/* the second part starts after the first newline from the middle on */
 	uint64_t size = (uint64_t)st.st_size, mid = size / 2;

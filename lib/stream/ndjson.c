@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -316,12 +318,28 @@ ss_ndjson_valid(const char *line, size_t len, const char **why)
 
 #define WBUF (64 * 1024)
 
+/* A writer's thread (ss_writer_async): it writes the buffers the writer hands it, one
+ * at a time, while the caller fills the other; a failed write is kept for the caller
+ * to report at its next hand-over or flush. */
+struct wthread {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char *pending; /* handed over, not yet written */
+	size_t pending_len;
+	char *spare;   /* written: the caller's next buffer */
+	int err;       /* errno of the failed write, kept */
+	bool stop;
+};
+
 struct ss_writer {
 	int fd;
 	char *name;
 	size_t len;
-	ss_buf scratch; /* for escaping strings */
-	char buf[WBUF];
+	char *buf;            /* WBUF bytes being filled */
+	struct wthread *thr;  /* or NULL: writes are the caller's */
+	bool failed;          /* a write failed: reported */
+	ss_buf scratch;       /* for escaping strings */
 };
 
 ss_writer *
@@ -335,45 +353,216 @@ ss_writer_new(int fd, const char *name)
 	w->fd = fd;
 	w->name = ss_xstrdup(name);
 	w->len = 0;
+	w->buf = ss_xmalloc(WBUF);
+	w->thr = NULL;
+	w->failed = false;
 	w->scratch = (ss_buf){0};
 	return w;
+}
+
+/* 0, or the errno of a write that failed. */
+static int
+write_fd(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				struct pollfd pf = {.fd = fd, .events = POLLOUT};
+				poll(&pf, 1, -1);
+				continue;
+			}
+			return errno;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* On the caller's thread: a closed pipe ends the tool as SIGPIPE would, another error
+ * with a message, each after the exit handlers. They flush, and so come back here (the
+ * write fails again, or the thread's error is kept): ss_diag_exit then ends at once,
+ * before anything is committed, and the message is not said twice. */
+static void
+report(ss_writer *w, int err)
+{
+	bool again = w->failed;
+
+	w->failed = true;
+	if (err == EPIPE)
+		ss_diag_exit(SS_EXIT_PIPE);
+	if (again)
+		ss_diag_exit(SS_EXIT_DATA);
+	ss_diag_die(SS_EXIT_DATA, "%s: write: %s", w->name, strerror(err));
 }
 
 static void
 write_all(ss_writer *w, const char *p, size_t n)
 {
-	while (n > 0) {
-		ssize_t k = write(w->fd, p, n);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN) {
-				struct pollfd pf = {.fd = w->fd, .events = POLLOUT};
-				poll(&pf, 1, -1);
-				continue;
-			}
-			if (errno == EPIPE)
-				ss_diag_exit(SS_EXIT_PIPE);
-			ss_diag_die(SS_EXIT_DATA, "%s: write: %s", w->name, strerror(errno));
-		}
-		p += k;
-		n -= (size_t)k;
+	int err = write_fd(w->fd, p, n);
+
+	if (err != 0)
+		report(w, err);
+}
+
+/* The thread's lock and waits: errors here are bugs, not conditions to handle. */
+static void
+wt_lock(struct wthread *t)
+{
+	if (pthread_mutex_lock(&t->mu) != 0)
+		abort();
+}
+
+static void
+wt_unlock(struct wthread *t)
+{
+	if (pthread_mutex_unlock(&t->mu) != 0)
+		abort();
+}
+
+static void
+wt_wait(struct wthread *t)
+{
+	if (pthread_cond_wait(&t->cv, &t->mu) != 0)
+		abort();
+}
+
+static void *
+wt_main(void *arg)
+{
+	ss_writer *w = arg;
+	struct wthread *t = w->thr;
+
+	wt_lock(t);
+	for (;;) {
+		while (t->pending == NULL && !t->stop)
+			wt_wait(t);
+		if (t->pending == NULL)
+			break;
+		char *p = t->pending;
+		size_t n = t->pending_len;
+		wt_unlock(t);
+		int err = t->err ? 0 : write_fd(w->fd, p, n); /* nothing after a failed write */
+		wt_lock(t);
+		if (err != 0)
+			t->err = err;
+		t->spare = p;
+		t->pending = NULL;
+		pthread_cond_broadcast(&t->cv);
 	}
+	wt_unlock(t);
+	return NULL;
+}
+
+/* Wait until the thread has written what it was handed; report a failed write. */
+static void
+wt_drain(ss_writer *w)
+{
+	struct wthread *t = w->thr;
+
+	wt_lock(t);
+	while (t->pending != NULL)
+		wt_wait(t);
+	int err = t->err;
+	wt_unlock(t);
+	if (err != 0)
+		report(w, err);
+}
+
+/* Hand the buffer filled to the thread and take the one it has written. */
+static void
+wt_hand_over(ss_writer *w)
+{
+	struct wthread *t = w->thr;
+
+	wt_drain(w);
+	wt_lock(t);
+	t->pending = w->buf;
+	t->pending_len = w->len;
+	w->buf = t->spare;
+	t->spare = NULL;
+	pthread_cond_broadcast(&t->cv);
+	wt_unlock(t);
+	w->len = 0;
+}
+
+void
+ss_writer_async(ss_writer *w)
+{
+	struct wthread *t = ss_xmalloc(sizeof *t);
+	sigset_t all, old;
+
+	*t = (struct wthread){.spare = ss_xmalloc(WBUF)};
+	if (pthread_mutex_init(&t->mu, NULL) != 0 || pthread_cond_init(&t->cv, NULL) != 0)
+		abort();
+	w->thr = t;
+	/* every signal blocked on the thread: they go to the caller, which stops between
+	 * records */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int err = pthread_create(&t->th, NULL, wt_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err != 0) { /* writes stay the caller's */
+		w->thr = NULL;
+		pthread_cond_destroy(&t->cv);
+		pthread_mutex_destroy(&t->mu);
+		free(t->spare);
+		free(t);
+	}
+}
+
+/* Stop the thread once it has written everything (ss_writer_free). */
+static void
+wt_stop(ss_writer *w)
+{
+	struct wthread *t = w->thr;
+
+	wt_lock(t);
+	t->stop = true;
+	pthread_cond_broadcast(&t->cv);
+	wt_unlock(t);
+	pthread_join(t->th, NULL);
+	pthread_cond_destroy(&t->cv);
+	pthread_mutex_destroy(&t->mu);
+	free(t->spare);
+	free(t);
+	w->thr = NULL;
 }
 
 void
 ss_writer_flush(ss_writer *w)
 {
-	write_all(w, w->buf, w->len);
-	w->len = 0;
+	if (w->thr == NULL) {
+		write_all(w, w->buf, w->len);
+		w->len = 0;
+		return;
+	}
+	if (w->len > 0)
+		wt_hand_over(w);
+	wt_drain(w);
+}
+
+/* The buffer is full: written now, or handed to the thread. */
+static void
+buffer_full(ss_writer *w)
+{
+	if (w->thr != NULL)
+		wt_hand_over(w);
+	else
+		ss_writer_flush(w);
 }
 
 void
 ss_writer_write(ss_writer *w, const char *p, size_t n)
 {
 	if (w->len + n > WBUF) {
-		ss_writer_flush(w);
+		buffer_full(w);
 		if (n > WBUF) {
+			if (w->thr != NULL)
+				wt_drain(w);
 			write_all(w, p, n);
 			return;
 		}
@@ -386,7 +575,7 @@ void
 ss_writer_reserve(ss_writer *w, size_t n)
 {
 	if (w->len + n > WBUF)
-		ss_writer_flush(w);
+		buffer_full(w);
 }
 
 void
@@ -399,7 +588,7 @@ void
 ss_writer_putc(ss_writer *w, char c)
 {
 	if (w->len == WBUF)
-		ss_writer_flush(w);
+		buffer_full(w);
 	w->buf[w->len++] = c;
 }
 
@@ -417,6 +606,9 @@ ss_writer_free(ss_writer *w)
 	if (w == NULL)
 		return;
 	ss_writer_flush(w);
+	if (w->thr != NULL)
+		wt_stop(w);
+	free(w->buf);
 	ss_buf_free(&w->scratch);
 	free(w->name);
 	free(w);

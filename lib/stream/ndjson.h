@@ -66,6 +66,13 @@ void ss_writer_puts(ss_writer *w, const char *s);
 void ss_writer_putc(ss_writer *w, char c);
 /* Write a JSON string literal (quoted, escaped) of raw bytes (UTF-8 assumed valid). */
 void ss_writer_json_string(ss_writer *w, const char *s, size_t len);
+/* Write everything buffered now (or wait until the writer's thread has). */
 void ss_writer_flush(ss_writer *w);
-void ss_writer_free(ss_writer *w); /* flushes */
+/* From now on, full buffers are written by a thread of the writer's while the caller
+ * fills the next one: its write(2)s (the kernel's copy) leave the caller's thread. A
+ * failed write is reported at the next buffer or flush, on the caller's thread, as
+ * above; ss_writer_flush returns once everything is written. Stays synchronous if no
+ * thread can be started. */
+void ss_writer_async(ss_writer *w);
+void ss_writer_free(ss_writer *w); /* flushes, stops the thread */
 #endif
