@@ -67,3 +67,37 @@ ss_proc_threads(void)
 
 	return env == NULL || strcmp(env, "0") != 0;
 }
+
+int
+ss_proc_thread(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(th, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
+void
+ss_proc_lock(pthread_mutex_t *mu)
+{
+	if (pthread_mutex_lock(mu) != 0)
+		abort();
+}
+
+void
+ss_proc_unlock(pthread_mutex_t *mu)
+{
+	if (pthread_mutex_unlock(mu) != 0)
+		abort();
+}
+
+void
+ss_proc_wait(pthread_cond_t *cv, pthread_mutex_t *mu)
+{
+	if (pthread_cond_wait(cv, mu) != 0)
+		abort();
+}

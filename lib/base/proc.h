@@ -5,6 +5,7 @@
  * that would skip the exit handlers. Nothing here allocates. */
 #ifndef SS_PROC_H
 #define SS_PROC_H
+#include <pthread.h>
 #include <stdbool.h>
 
 /* The start of every tool's main: its name for messages (ss_diag_init), and SIGXFSZ
@@ -24,4 +25,11 @@ void ss_proc_exit_if_signalled(void);
 /* May the tool start threads of its own? Not with SS_THREADS=0 (a run on one thread:
  * tests, and instruction counts of the whole work). */
 bool ss_proc_threads(void);
+/* Start fn(arg) on a thread with every signal blocked: signals go to the main thread,
+ * which stops between records. pthread_create's error, or 0. */
+int ss_proc_thread(pthread_t *th, void *(*fn)(void *), void *arg);
+/* A lock and a wait of a tool's threads: an error is a bug, and aborts. */
+void ss_proc_lock(pthread_mutex_t *mu);
+void ss_proc_unlock(pthread_mutex_t *mu);
+void ss_proc_wait(pthread_cond_t *cv, pthread_mutex_t *mu);
 #endif

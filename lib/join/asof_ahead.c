@@ -12,7 +12,6 @@
  * libjq. Only for plain paths (no libjq) over regular files; SS_THREADS=0 turns it off. */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,44 +79,14 @@ chunk_size(void)
 	return env != NULL && atol(env) > 0 ? (size_t)atol(env) : CHUNK;
 }
 
-/* Start fn(arg) on a thread with every signal blocked: signals go to the main thread,
- * which stops the join between records. */
-static int
-spawn(pthread_t *th, void *(*fn)(void *), void *arg)
-{
-	sigset_t all, old;
-	int err;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(th, NULL, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return err;
-}
-
-/* The thread's lock and waits: errors here are bugs, not conditions to handle. */
-static void
-lock(struct asof_ahead *a)
-{
-	if (pthread_mutex_lock(&a->mu) != 0)
-		abort();
-}
-
-static void
-unlock(struct asof_ahead *a)
-{
-	if (pthread_mutex_unlock(&a->mu) != 0)
-		abort();
-}
-
 static struct ahead_batch *
 batch_get(struct asof_ahead *a)
 {
-	lock(a);
+	ss_proc_lock(&a->mu);
 	struct ahead_batch *b = a->spare;
 	if (b != NULL)
 		a->spare = b->next;
-	unlock(a);
+	ss_proc_unlock(&a->mu);
 	if (b == NULL) {
 		b = ss_xmalloc(sizeof *b);
 		*b = (struct ahead_batch){0};
@@ -202,9 +171,9 @@ add_line(struct ahead_batch *b, size_t at, size_t len, uint64_t off, uint64_t li
 static bool
 put(struct asof_ahead *a, struct ahead_batch *b)
 {
-	lock(a);
+	ss_proc_lock(&a->mu);
 	while (a->queued >= QUEUE && !a->stop)
-		pthread_cond_wait(&a->room, &a->mu);
+		ss_proc_wait(&a->room, &a->mu);
 	bool stop = a->stop;
 	if (!stop) {
 		if (a->tail)
@@ -215,7 +184,7 @@ put(struct asof_ahead *a, struct ahead_batch *b)
 		a->queued++;
 		pthread_cond_signal(&a->ready);
 	}
-	unlock(a);
+	ss_proc_unlock(&a->mu);
 	if (stop)
 		batch_free(b);
 	return !stop;
@@ -310,7 +279,7 @@ asof_ahead_start(ss_asof *j, ss_reader *r, bool left)
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->ready, NULL);
 	pthread_cond_init(&a->room, NULL);
-	if (spawn(&a->th, produce, a) != 0) {
+	if (ss_proc_thread(&a->th, produce, a) != 0) {
 		pthread_mutex_destroy(&a->mu);
 		pthread_cond_destroy(&a->ready);
 		pthread_cond_destroy(&a->room);
@@ -325,10 +294,10 @@ asof_ahead_stop(struct asof_ahead *a)
 {
 	if (a == NULL || pthread_equal(pthread_self(), a->th))
 		return; /* (the thread itself exits only when out of memory) */
-	lock(a);
+	ss_proc_lock(&a->mu);
 	a->stop = true;
 	pthread_cond_broadcast(&a->room);
-	unlock(a);
+	ss_proc_unlock(&a->mu);
 	pthread_join(a->th, NULL);
 	batch_list_free(a->head);
 	batch_list_free(a->spare);
@@ -344,20 +313,20 @@ asof_ahead_stop(struct asof_ahead *a)
 static void
 advance(struct asof_ahead *a)
 {
-	lock(a);
+	ss_proc_lock(&a->mu);
 	if (a->cur) {
 		a->cur->next = a->spare;
 		a->spare = a->cur;
 	}
 	while (a->head == NULL)
-		pthread_cond_wait(&a->ready, &a->mu);
+		ss_proc_wait(&a->ready, &a->mu);
 	a->cur = a->head;
 	a->head = a->cur->next;
 	if (a->head == NULL)
 		a->tail = NULL;
 	a->queued--;
 	pthread_cond_signal(&a->room);
-	unlock(a);
+	ss_proc_unlock(&a->mu);
 	a->next = 0;
 }
 
@@ -572,7 +541,7 @@ asof_ahead_in_order(ss_asof *j, ss_reader *r, bool left, bool *sorted)
 		{.fd = ss_reader_fd(r), .from = mid, .to = size, .chunk = csize, .on = on, .unit = j->o.unit, .quit = &quit},
 	};
 	pthread_t th;
-	if (spawn(&th, order_check, &part[0]) != 0)
+	if (ss_proc_thread(&th, order_check, &part[0]) != 0)
 		return false;
 	order_check(&part[1]);
 	pthread_join(th, NULL);

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -408,52 +407,30 @@ write_all(ss_writer *w, const char *p, size_t n)
 		report(w, err);
 }
 
-/* The thread's lock and waits: errors here are bugs, not conditions to handle. */
-static void
-wt_lock(struct wthread *t)
-{
-	if (pthread_mutex_lock(&t->mu) != 0)
-		abort();
-}
-
-static void
-wt_unlock(struct wthread *t)
-{
-	if (pthread_mutex_unlock(&t->mu) != 0)
-		abort();
-}
-
-static void
-wt_wait(struct wthread *t)
-{
-	if (pthread_cond_wait(&t->cv, &t->mu) != 0)
-		abort();
-}
-
 static void *
 wt_main(void *arg)
 {
 	ss_writer *w = arg;
 	struct wthread *t = w->thr;
 
-	wt_lock(t);
+	ss_proc_lock(&t->mu);
 	for (;;) {
 		while (t->pending == NULL && !t->stop)
-			wt_wait(t);
+			ss_proc_wait(&t->cv, &t->mu);
 		if (t->pending == NULL)
 			break;
 		char *p = t->pending;
 		size_t n = t->pending_len;
-		wt_unlock(t);
+		ss_proc_unlock(&t->mu);
 		int err = t->err ? 0 : write_fd(w->fd, p, n); /* nothing after a failed write */
-		wt_lock(t);
+		ss_proc_lock(&t->mu);
 		if (err != 0)
 			t->err = err;
 		t->spare = p;
 		t->pending = NULL;
 		pthread_cond_broadcast(&t->cv);
 	}
-	wt_unlock(t);
+	ss_proc_unlock(&t->mu);
 	return NULL;
 }
 
@@ -463,11 +440,11 @@ wt_drain(ss_writer *w)
 {
 	struct wthread *t = w->thr;
 
-	wt_lock(t);
+	ss_proc_lock(&t->mu);
 	while (t->pending != NULL)
-		wt_wait(t);
+		ss_proc_wait(&t->cv, &t->mu);
 	int err = t->err;
-	wt_unlock(t);
+	ss_proc_unlock(&t->mu);
 	if (err != 0)
 		report(w, err);
 }
@@ -479,13 +456,13 @@ wt_hand_over(ss_writer *w)
 	struct wthread *t = w->thr;
 
 	wt_drain(w);
-	wt_lock(t);
+	ss_proc_lock(&t->mu);
 	t->pending = w->buf;
 	t->pending_len = w->len;
 	w->buf = t->spare;
 	t->spare = NULL;
 	pthread_cond_broadcast(&t->cv);
-	wt_unlock(t);
+	ss_proc_unlock(&t->mu);
 	w->len = 0;
 }
 
@@ -493,19 +470,12 @@ void
 ss_writer_async(ss_writer *w)
 {
 	struct wthread *t = ss_xmalloc(sizeof *t);
-	sigset_t all, old;
 
 	*t = (struct wthread){.spare = ss_xmalloc(WBUF)};
 	if (pthread_mutex_init(&t->mu, NULL) != 0 || pthread_cond_init(&t->cv, NULL) != 0)
 		abort();
 	w->thr = t;
-	/* every signal blocked on the thread: they go to the caller, which stops between
-	 * records */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int err = pthread_create(&t->th, NULL, wt_main, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err != 0) { /* writes stay the caller's */
+	if (ss_proc_thread(&t->th, wt_main, w) != 0) { /* writes stay the caller's */
 		w->thr = NULL;
 		pthread_cond_destroy(&t->cv);
 		pthread_mutex_destroy(&t->mu);
@@ -520,10 +490,10 @@ wt_stop(ss_writer *w)
 {
 	struct wthread *t = w->thr;
 
-	wt_lock(t);
+	ss_proc_lock(&t->mu);
 	t->stop = true;
 	pthread_cond_broadcast(&t->cv);
-	wt_unlock(t);
+	ss_proc_unlock(&t->mu);
 	pthread_join(t->th, NULL);
 	pthread_cond_destroy(&t->cv);
 	pthread_mutex_destroy(&t->mu);
