@@ -45,17 +45,13 @@ map_grow(struct asof_map *m)
 void
 asof_key_prefetch(const struct asof_map *m, const char *enc, size_t len)
 {
-	if (m->cap > 0 && len > 0)
-		__builtin_prefetch(&m->slot[ss_hash_bytes(enc, len) & (m->cap - 1)]);
+	asof_key_prefetch_stage(m, asof_key_hash(enc, len), ASOF_AHEAD_SLOT);
 }
 
+/* (no --by: the empty key, maybe from a NULL buffer, of which no byte is read) */
 uint64_t
 asof_key_hash(const char *enc, size_t len)
 {
-	static const char none[1];
-
-	if (len == 0) /* no --by: the empty key, maybe from a NULL buffer */
-		enc = none;
 	return ss_hash_bytes(enc, len) | 1; /* 0 marks an empty slot */
 }
 

@@ -528,15 +528,13 @@ buffer_full(ss_writer *w)
 void
 ss_writer_write(ss_writer *w, const char *p, size_t n)
 {
-	if (w->len + n > WBUF) {
-		buffer_full(w);
-		if (n > WBUF) {
-			if (w->thr != NULL)
-				wt_drain(w);
-			write_all(w, p, n);
-			return;
-		}
+	if (n > WBUF) { /* longer than a buffer: straight out, after all before it */
+		ss_writer_flush(w);
+		write_all(w, p, n);
+		return;
 	}
+	if (w->len + n > WBUF)
+		buffer_full(w);
 	memcpy(w->buf + w->len, p, n);
 	w->len += n;
 }
