@@ -62,6 +62,10 @@ setup() {
 	assert_output --partial 'ss-asof: --on'
 	test_must_fail 3 ss-asof --on .timestamp --select '[.left' "$T/a" "$T/w"
 	assert_output --partial 'ss-asof: --select'
+	# a carriage return is not space to jq: refused as jq refuses it, though the
+	# expression is otherwise one ss-asof evaluates without libjq
+	test_must_fail 3 ss-asof --on .timestamp --select "$(printf '[.left,\r.right]')" "$T/a" "$T/w"
+	assert_output --partial 'ss-asof: --select'
 }
 
 @test "the seed's example gives the seed's four pairs, and nothing on stderr" {

@@ -224,10 +224,12 @@ struct parser {
 
 static ss_proj *parse_term(struct parser *ps);
 
+/* What jq's lexer skips: not '\r', on which it fails (the expression goes to libjq,
+ * which says so) */
 static void
 skip_space(struct parser *ps)
 {
-	while (*ps->s == ' ' || *ps->s == '\t' || *ps->s == '\n' || *ps->s == '\r')
+	while (*ps->s == ' ' || *ps->s == '\t' || *ps->s == '\n')
 		ps->s++;
 }
 
