@@ -394,6 +394,27 @@ ss_jpath_key(const struct ss_jpath *path, int i, size_t *len)
 	return path->steps[i].key;
 }
 
+struct ss_jpath *
+ss_jpath_step(const struct ss_jpath *path, int i)
+{
+	const struct step *st = &path->steps[i];
+	struct ss_jpath *one = malloc(sizeof *one + sizeof(struct step));
+
+	if (one == NULL)
+		return NULL;
+	one->nsteps = 1;
+	one->steps[0] = *st;
+	if (st->key == NULL)
+		return one;
+	if ((one->steps[0].key = malloc(st->keylen + 1)) == NULL) {
+		free(one);
+		return NULL;
+	}
+	memcpy(one->steps[0].key, st->key, st->keylen);
+	one->steps[0].key[st->keylen] = '\0';
+	return one;
+}
+
 bool
 ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,
 	      const char **vstart, const char **vend, bool *type_error)

@@ -85,4 +85,7 @@ bool ss_jpath_look_from(const struct ss_jpath *path, int from, const char *p, co
 int ss_jpath_nsteps(const struct ss_jpath *path);
 /* The key of step i (NUL-terminated, *len bytes), or NULL when the step is an index. */
 const char *ss_jpath_key(const struct ss_jpath *path, int i, size_t *len);
+/* The path of step i alone (the caller frees it with ss_jpath_free); NULL when out of
+ * memory. */
+struct ss_jpath *ss_jpath_step(const struct ss_jpath *path, int i);
 #endif

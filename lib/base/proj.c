@@ -171,6 +171,15 @@ struct ss_proj {
 	size_t keylen;
 	ss_proj **kids;        /* PROJ_ARRAY, PROJ_OBJECT: elements or members */
 	int n;
+	int known;             /* PROJ_PATH: its second step is known[this] of its first's
+				  member (ss_proj_member), or -1 */
+	struct proj_known {    /* the root's: the paths ss_proj_known gives */
+		const char *member; /* the first step's key (borrowed from a node's path) */
+		size_t mlen;
+		int at;             /* its index among those of its member */
+		struct ss_jpath *step;
+	} *kv;
+	int nk;
 };
 
 void
@@ -183,6 +192,9 @@ ss_proj_free(ss_proj *p)
 	for (int i = 0; i < p->n; i++)
 		ss_proj_free(p->kids[i]);
 	free(p->kids);
+	for (int i = 0; i < p->nk; i++)
+		ss_jpath_free(p->kv[i].step);
+	free(p->kv);
 	free(p->text);
 	free(p->key);
 	free(p);
@@ -285,6 +297,7 @@ path_node(const char *text, size_t len)
 		return NULL;
 	ss_proj *p = node_new(PROJ_PATH);
 	p->path = path;
+	p->known = -1;
 	return p;
 }
 
@@ -480,6 +493,45 @@ parse_term(struct parser *ps)
 	return ident_char(c, true) ? parse_word(ps) : NULL;
 }
 
+/* The index of path's second step among the known ones of its first's member, noted in
+ * root if new; -1 when the member has SS_PROJ_KNOWN already. */
+static int
+known_index(ss_proj *root, const struct ss_jpath *path)
+{
+	size_t mlen, klen, elen;
+	const char *member = ss_jpath_key(path, 0, &mlen), *key = ss_jpath_key(path, 1, &klen);
+	int at = 0;
+
+	for (int i = 0; i < root->nk; i++) {
+		const struct proj_known *e = &root->kv[i];
+		if (e->mlen != mlen || memcmp(e->member, member, mlen) != 0)
+			continue;
+		const char *ekey = ss_jpath_key(e->step, 0, &elen);
+		if (elen == klen && memcmp(ekey, key, klen) == 0)
+			return e->at;
+		at++;
+	}
+	struct ss_jpath *step = at < SS_PROJ_KNOWN ? ss_jpath_step(path, 1) : NULL;
+	if (step == NULL)
+		return -1;
+	root->kv = ss_xrealloc(root->kv, (size_t)(root->nk + 1) * sizeof *root->kv);
+	root->kv[root->nk++] = (struct proj_known){member, mlen, at, step};
+	return at;
+}
+
+/* Number the paths that index a member's object by a key (.left.aid) in root. */
+static void
+note_known(ss_proj *root, ss_proj *p)
+{
+	size_t len;
+
+	if (p->kind == PROJ_PATH && ss_jpath_nsteps(p->path) >= 2 && ss_jpath_key(p->path, 0, &len) != NULL &&
+	    ss_jpath_key(p->path, 1, &len) != NULL)
+		p->known = known_index(root, p->path);
+	for (int i = 0; i < p->n; i++)
+		note_known(root, p->kids[i]);
+}
+
 ss_proj *
 ss_proj_compile(const char *text)
 {
@@ -489,9 +541,22 @@ ss_proj_compile(const char *text)
 	if (p == NULL)
 		return NULL;
 	skip_space(&ps);
-	if (*ps.s == '\0')
+	if (*ps.s == '\0') {
+		note_known(p, p);
 		return p;
+	}
 	ss_proj_free(p);
+	return NULL;
+}
+
+const struct ss_jpath *
+ss_proj_known(const ss_proj *p, const char *name, int i)
+{
+	size_t len = strlen(name);
+
+	for (int k = 0; k < p->nk; k++)
+		if (p->kv[k].at == i && p->kv[k].mlen == len && memcmp(p->kv[k].member, name, len) == 0)
+			return p->kv[k].step;
 	return NULL;
 }
 
@@ -534,9 +599,21 @@ eval_members(const struct ss_jpath *identity, const struct ss_proj_root *root, s
 	ss_buf_addc(out, '}');
 }
 
+/* The path from its third step on, in the value of its second found ahead. */
 static bool
-eval_path(const struct ss_jpath *path, const struct ss_proj_root *root, ss_buf *out)
+eval_known(const struct ss_jpath *path, const struct ss_proj_span *v, bool validated, ss_buf *out)
 {
+	if (v->raw == NULL) {
+		ss_buf_add(out, "null", 4); /* no such key, and null indexed by anything is null */
+		return true;
+	}
+	return eval_steps(path, 2, validated, v->raw, v->len, out);
+}
+
+static bool
+eval_path(const ss_proj *node, const struct ss_proj_root *root, ss_buf *out)
+{
+	const struct ss_jpath *path = node->path;
 	size_t keylen;
 
 	if (root->members == NULL)
@@ -548,9 +625,14 @@ eval_path(const struct ss_jpath *path, const struct ss_proj_root *root, ss_buf *
 	const char *key = ss_jpath_key(path, 0, &keylen);
 	if (key == NULL)
 		return false; /* an object indexed by a number */
-	for (int i = 0; i < root->nmembers; i++)
-		if (strlen(root->members[i].name) == keylen && memcmp(root->members[i].name, key, keylen) == 0)
-			return eval_steps(path, 1, root->validated, root->members[i].raw, root->members[i].len, out);
+	for (int i = 0; i < root->nmembers; i++) {
+		const struct ss_proj_member *m = &root->members[i];
+		if (strlen(m->name) != keylen || memcmp(m->name, key, keylen) != 0)
+			continue;
+		if (m->known != NULL && node->known >= 0)
+			return eval_known(path, &m->known[node->known], root->validated, out);
+		return eval_steps(path, 1, root->validated, m->raw, m->len, out);
+	}
 	ss_buf_add(out, "null", 4);
 	return true;
 }
@@ -575,7 +657,7 @@ static bool
 eval(const ss_proj *p, const struct ss_proj_root *root, ss_buf *out)
 {
 	switch (p->kind) {
-	case PROJ_PATH: return eval_path(p->path, root, out);
+	case PROJ_PATH: return eval_path(p, root, out);
 	case PROJ_TEXT: ss_buf_add(out, p->text, p->len); return true;
 	default: return eval_list(p, root, out);
 	}

@@ -18,11 +18,24 @@
 struct ss_buf;
 typedef struct ss_proj ss_proj;
 
-/* One member of an object given by parts: its name (NUL-terminated) and value bytes. */
+/* The most values found ahead in one member's object (ss_proj_known). */
+#define SS_PROJ_KNOWN 4
+
+/* A value found ahead: its bytes, or raw NULL where the object has no such key. */
+struct ss_proj_span {
+	const char *raw;
+	size_t len;
+};
+
+/* One member of an object given by parts: its name (NUL-terminated) and value bytes;
+ * known: NULL, or the values in raw, an object, of the paths ss_proj_known(p, name, i),
+ * found ahead (ss-asof's parsing threads look them up among the members they note while
+ * validating a record, so that the join does not scan the record again for them). */
 struct ss_proj_member {
 	const char *name;
 	const char *raw;
 	size_t len;
+	const struct ss_proj_span *known;
 };
 /* The input: the document [raw, raw+len) when members is NULL, else the object of the
  * nmembers members (distinct names, in their order). */
@@ -43,6 +56,10 @@ void ss_proj_free(ss_proj *p);
 /* Append the result's jq -c text to out. Returns false, out unchanged, where jq raises an
  * error (a step indexes a value of another type): run libjq for its message. */
 bool ss_proj_eval(const ss_proj *p, const struct ss_proj_root *root, struct ss_buf *out);
+/* The i-th one-step path (a key) that the expression's paths take right after the member
+ * `name` (.left.aid: .aid of "left"), at most SS_PROJ_KNOWN of them; NULL past the last.
+ * Borrowed from p. */
+const struct ss_jpath *ss_proj_known(const ss_proj *p, const char *name, int i);
 /* Append the valid JSON value [p, end) (no surrounding whitespace) as jq -c prints it. */
 void ss_proj_canonical(struct ss_buf *out, const char *p, const char *end);
 #endif

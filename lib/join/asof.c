@@ -61,7 +61,7 @@ void
 asof_join_answer(asof_join *j, const struct asof_in *in, const struct asof_right *r)
 {
 	j->n.left++;
-	asof_emit(j, in->raw, in->len, in->line, r, -1, 0);
+	asof_emit_in(j, in, r, -1, 0);
 }
 
 /* ---- bad records (asof_parse.c reports them) ---- */
@@ -137,7 +137,7 @@ restore_part(asof_join *j, bool left, const char *topic, int32_t partition, int6
 static void
 restore_history(asof_join *j, const void *key, size_t keylen, int64_t t, uint64_t seq, char *raw, size_t len)
 {
-	asof_hist_put(asof_key_get(&j->keys, key, keylen), t, seq, raw, len);
+	asof_hist_put(asof_key_get(&j->keys, key, keylen), t, seq, raw, len, false);
 }
 
 static void
@@ -458,17 +458,17 @@ asof_join_left(asof_join *j, const struct asof_in *in)
 		else if (asof_ordered(j) && asof_oq_busy(j, in))
 			asof_hold(j, k, in, 0, NULL, ASOF_DONE | ASOF_MARK_EXPIRED);
 		else
-			asof_emit(j, in->raw, in->len, in->line, NULL,
+			asof_emit_in(j, in, NULL,
 				  j->o.emit == SS_ASOF_REVISE ? first_revision(j, in) : -1, ASOF_MARK_EXPIRED);
 	} else if (j->o.emit == SS_ASOF_EAGER) {
 		bool now_final = asof_final(j, asof_release_point(j, k, in->t));
-		asof_emit(j, in->raw, in->len, in->line, asof_best_match(j, k, in->t), -1, now_final ? 0 : ASOF_MARK_EARLY);
+		asof_emit_in(j, in, asof_best_match(j, k, in->t), -1, now_final ? 0 : ASOF_MARK_EARLY);
 	} else {
 		const struct asof_right *r = asof_best_match(j, k, in->t);
 		int64_t p = asof_release_point(j, k, in->t);
 		if (j->o.emit == SS_ASOF_REVISE) {
 			int64_t rev = first_revision(j, in);
-			asof_emit(j, in->raw, in->len, in->line, r, rev, 0);
+			asof_emit_in(j, in, r, rev, 0);
 			struct asof_held *open = replay ? find_open(k, in) : NULL;
 			if (open) {
 				open->revision = (uint32_t)rev;
@@ -482,7 +482,7 @@ asof_join_left(asof_join *j, const struct asof_in *in)
 		} else if (asof_final(j, p) && asof_ordered(j) && asof_oq_busy(j, in)) {
 			asof_hold(j, k, in, p, r, ASOF_DONE); /* after the older ones of its partition */
 		} else if (asof_final(j, p)) {
-			asof_emit(j, in->raw, in->len, in->line, r, -1, 0);
+			asof_emit_in(j, in, r, -1, 0);
 		} else {
 			asof_hold(j, k, in, p, r, 0);
 			tell_blind(j);

@@ -36,6 +36,7 @@ struct ahead_rec {
 	size_t kat, klen; /* its encoded key in the batch's keys */
 	uint64_t khash;   /* ... and its hash in the join's key map (asof_key_hash) */
 	bool ok;
+	struct asof_known known; /* --select's values in it */
 };
 
 struct ahead_batch {
@@ -61,6 +62,8 @@ struct asof_ahead {
 	size_t chunk;
 	ss_expr *on, *by;
 	enum ss_tsunit unit;
+	const struct ss_jpath *known[SS_PROJ_KNOWN]; /* --select's paths found here */
+	int nknown;
 	/* the main thread's */
 	const char *name;
 	struct ahead_batch *cur;
@@ -129,6 +132,26 @@ room_for(struct ahead_batch *b, size_t need)
 	b->cap = cap;
 }
 
+/* --select's values of this side in the record, found among its members: a lookup in
+ * them instead of the join's scan of the record (proj.h ss_proj_known). */
+static void
+find_known(const struct asof_ahead *a, const char *raw, size_t len, const struct ss_jmember *m, size_t nm,
+	   struct asof_known *known)
+{
+	const char *vs, *ve;
+	bool type_error;
+
+	known->n = 0;
+	if (a->nknown == 0 || nm == SIZE_MAX)
+		return; /* not an object, or too many members noted */
+	for (int i = 0; i < a->nknown; i++) {
+		bool found = ss_jpath_find_in(a->known[i], raw, raw + len, m, nm, &vs, &ve, &type_error);
+		known->at[i] = found ? (uint32_t)(vs - raw) + 1 : 0;
+		known->len[i] = found ? (uint32_t)(ve - vs) : 0;
+	}
+	known->n = (uint8_t)a->nknown;
+}
+
 /* Parse one line as asof_parse would, without reporting anything: good, with its time
  * and key, or not (the main thread parses it again). */
 static void
@@ -152,6 +175,7 @@ parse(struct asof_ahead *a, struct ahead_batch *b, struct ahead_rec *r)
 		return;
 	r->klen = b->keys.len - r->kat;
 	r->khash = asof_key_hash(b->keys.data + r->kat, r->klen);
+	find_known(a, raw, r->len, m, nm, &r->known);
 	r->ok = true;
 }
 
@@ -276,6 +300,9 @@ asof_ahead_start(ss_asof *j, ss_reader *r, bool left)
 	struct asof_ahead *a = ss_xmalloc(sizeof *a);
 	*a = (struct asof_ahead){.fd = ss_reader_fd(r), .on = on, .by = by, .unit = j->o.unit,
 				 .name = ss_reader_name(r), .chunk = chunk_size()};
+	while (j->cx->proj && a->nknown < SS_PROJ_KNOWN &&
+	       (a->known[a->nknown] = ss_proj_known(j->cx->proj, left ? "left" : "right", a->nknown)) != NULL)
+		a->nknown++;
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->ready, NULL);
 	pthread_cond_init(&a->room, NULL);
@@ -395,6 +422,7 @@ asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in)
 		ss_buf_reset(&in->key);
 		if (r->klen > 0)
 			ss_buf_add(&in->key, a->cur->keys.data + r->kat, r->klen);
+		in->known = r->known;
 		asof_parsed(j, left, in);
 		return ASOF_GOT_RECORD;
 	}

@@ -72,24 +72,51 @@ mark_text(unsigned mark)
 	return mark & ASOF_MARK_EXPIRED ? ",\"expired\":true" : mark & ASOF_MARK_EARLY ? ",\"final\":false" : "";
 }
 
+/* What was found ahead in a record (known, or NULL) as proj.h takes it, in s; NULL for
+ * nothing. */
+static const struct ss_proj_span *
+known_spans(const struct asof_known *known, const char *raw, struct ss_proj_span *s)
+{
+	if (known == NULL || known->n == 0)
+		return NULL;
+	for (int i = 0; i < known->n; i++)
+		s[i] = known->at[i] ? (struct ss_proj_span){raw + known->at[i] - 1, known->len[i]}
+				    : (struct ss_proj_span){NULL, 0};
+	return s;
+}
+
+/* What was found ahead in a right record of the history, or NULL. */
+static const struct asof_known *
+right_known(const struct asof_right *r, struct asof_known *k)
+{
+	if (r == NULL || !r->has_known)
+		return NULL;
+	memcpy(k, r->raw + r->len, sizeof *k); /* (after its bytes: unaligned) */
+	return k;
+}
+
 /* --select of proj.h's grammar, run on the parts of the result, which is never assembled;
  * false when libjq is to say why it fails on them. */
 static bool
-emit_projected(asof_join *j, const char *raw, size_t len, const struct asof_right *r, int64_t revision,
-	       unsigned mark)
+emit_projected(asof_join *j, const char *raw, size_t len, const struct asof_known *known,
+	       const struct asof_right *r, int64_t revision, unsigned mark)
 {
-	struct ss_proj_member m[4] = {{"left", raw, len}, {"right", r ? r->raw : "null", r ? r->len : 4}};
+	struct ss_proj_span lspans[SS_PROJ_KNOWN], rspans[SS_PROJ_KNOWN];
+	struct asof_known rknown;
+	const struct ss_proj_span *rknown_spans = r ? known_spans(right_known(r, &rknown), r->raw, rspans) : NULL;
+	struct ss_proj_member m[4] = {{"left", raw, len, known_spans(known, raw, lspans)},
+				      {"right", r ? r->raw : "null", r ? r->len : 4, rknown_spans}};
 	/* both sides were validated when they were read (or stored, having been) */
 	struct ss_proj_root root = {NULL, 0, m, 2, true};
 	char num[32];
 
 	if (revision >= 0)
 		m[root.nmembers++] = (struct ss_proj_member){"revision", num,
-			(size_t)snprintf(num, sizeof num, "%" PRId64, revision)};
+			(size_t)snprintf(num, sizeof num, "%" PRId64, revision), NULL};
 	if (mark & ASOF_MARK_EXPIRED)
-		m[root.nmembers++] = (struct ss_proj_member){"expired", "true", 4};
+		m[root.nmembers++] = (struct ss_proj_member){"expired", "true", 4, NULL};
 	else if (mark & ASOF_MARK_EARLY)
-		m[root.nmembers++] = (struct ss_proj_member){"final", "false", 5};
+		m[root.nmembers++] = (struct ss_proj_member){"final", "false", 5, NULL};
 	ss_buf_reset(&j->obuf);
 	if (!ss_proj_eval(j->cx->proj, &root, &j->obuf))
 		return false;
@@ -97,10 +124,11 @@ emit_projected(asof_join *j, const char *raw, size_t len, const struct asof_righ
 	return true;
 }
 
-/* Write one result; revision < 0 outside revise mode; mark: ASOF_MARK_*. */
-void
-asof_emit(asof_join *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r, int64_t revision,
-	  unsigned mark)
+/* Write one result; revision < 0 outside revise mode; mark: ASOF_MARK_*; known: what was
+ * found ahead in the left record, or NULL. */
+static void
+emit(asof_join *j, const char *raw, size_t len, const struct asof_known *known, uint64_t line,
+     const struct asof_right *r, int64_t revision, unsigned mark)
 {
 	ss_buf *b = &j->obuf;
 	char num[32];
@@ -133,7 +161,7 @@ asof_emit(asof_join *j, const char *raw, size_t len, uint64_t line, const struct
 		ss_writer_write(j->cx->out, "}\n", 2);
 		return;
 	}
-	if (j->cx->proj && emit_projected(j, raw, len, r, revision, mark))
+	if (j->cx->proj && emit_projected(j, raw, len, known, r, revision, mark))
 		return;
 	ss_buf_reset(b);
 	ss_buf_add(b, "{\"left\":", 8);
@@ -151,6 +179,19 @@ asof_emit(asof_join *j, const char *raw, size_t len, uint64_t line, const struct
 		write_selected(j, b, line);
 	else
 		asof_out(j, b->data, b->len);
+}
+
+void
+asof_emit(asof_join *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r, int64_t revision,
+	  unsigned mark)
+{
+	emit(j, raw, len, NULL, line, r, revision, mark);
+}
+
+void
+asof_emit_in(asof_join *j, const struct asof_in *in, const struct asof_right *r, int64_t revision, unsigned mark)
+{
+	emit(j, in->raw, in->len, &in->known, in->line, r, revision, mark);
 }
 
 /* A late right record, or an expired left one: to the --late-file. */

@@ -73,8 +73,12 @@ asof_key_prefetch_stage(const struct asof_map *m, uint64_t hash, enum asof_ahead
 	else if (k->n > 0 && stage == ASOF_AHEAD_HIST) {
 		__builtin_prefetch(&k->hist[0]);
 		__builtin_prefetch(&k->hist[k->n - 1]);
-	} else if (k->n > 0) /* a left record copies it into its result */
-		__builtin_prefetch(k->hist[k->n - 1].raw);
+	} else if (k->n > 0) { /* a left record copies it into its result */
+		const struct asof_right *r = &k->hist[k->n - 1];
+		__builtin_prefetch(r->raw);
+		if (r->has_known) /* --select reads what was found ahead, after its bytes */
+			__builtin_prefetch(r->raw + r->len);
+	}
 }
 
 /* (here, not in asof.c: the run's parsing calls it, and asof.c reaches the run's reading
@@ -160,7 +164,7 @@ asof_hist_forward(const struct asof_key *k, int64_t t, bool strict)
 }
 
 const struct asof_right *
-asof_hist_put(struct asof_key *k, int64_t t, uint64_t seq, char *raw, size_t len)
+asof_hist_put(struct asof_key *k, int64_t t, uint64_t seq, char *raw, size_t len, bool has_known)
 {
 	size_t i = upper(k, t, true); /* first record with time >= t */
 
@@ -179,7 +183,7 @@ asof_hist_put(struct asof_key *k, int64_t t, uint64_t seq, char *raw, size_t len
 		memmove(&k->hist[i + 1], &k->hist[i], (k->n - i) * sizeof *k->hist);
 		k->n++;
 	}
-	k->hist[i] = (struct asof_right){.t = t, .seq = seq, .len = (uint32_t)len, .raw = raw};
+	k->hist[i] = (struct asof_right){.t = t, .seq = seq, .len = (uint32_t)len, .has_known = has_known, .raw = raw};
 	return &k->hist[i];
 }
 

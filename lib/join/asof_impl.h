@@ -16,16 +16,27 @@
 #include "base/expr.h"
 #include "stream/feed.h"
 #include "base/jscan.h"
+#include "base/proj.h"
 #include "stream/partwm.h"
 
 #define ASOF_NONE SS_PARTWM_NONE /* no time yet, as for a partition (partwm.h) */
 #define CHECKPOINT_RECORDS 10000
 
-/* One right record; raw is malloc'd and owned by the history. */
+/* Values of --select's paths found while a record was parsed ahead (asof_ahead.c): the
+ * i-th is that of ss_proj_known(proj, its side, i) in the record, at offset at[i] - 1
+ * (at[i] 0: the record has no such key), len[i] bytes; n 0: none found. */
+struct asof_known {
+	uint8_t n;
+	uint32_t at[SS_PROJ_KNOWN], len[SS_PROJ_KNOWN];
+};
+
+/* One right record; raw is malloc'd and owned by the history. With has_known, its struct
+ * asof_known follows its len bytes in raw's allocation (asof_history_put). */
 struct asof_right {
 	int64_t t;
 	uint64_t seq; /* its identity and rank among ties (asof.c right_seq) */
 	uint32_t len;
+	bool has_known;
 	char *raw;
 };
 
@@ -105,6 +116,7 @@ struct asof_in {
 	/* its top-level members, noted while it was validated (SIZE_MAX: not noted) */
 	struct ss_jmember members[16];
 	size_t nmembers;
+	struct asof_known known;
 };
 
 /* One topic-partition of an input (asof_wm.c); wm.pos is the newest offset read from it,
@@ -312,7 +324,8 @@ void asof_join_prefetch_stage(const asof_join *j, uint64_t hash, enum asof_ahead
 void asof_map_free(struct asof_map *m);
 /* Insert, or replace the record with the same time unless it ranks higher (seq):
  * NULL then, raw freed. Takes ownership of raw. */
-const struct asof_right *asof_hist_put(struct asof_key *k, int64_t t, uint64_t seq, char *raw, size_t len);
+const struct asof_right *asof_hist_put(struct asof_key *k, int64_t t, uint64_t seq, char *raw, size_t len,
+				       bool has_known);
 const struct asof_right *asof_hist_backward(const struct asof_key *k, int64_t t, bool strict);
 const struct asof_right *asof_hist_forward(const struct asof_key *k, int64_t t, bool strict);
 /* Drop records older than cutoff except the newest of them; cb sees each dropped one. */
@@ -442,6 +455,9 @@ enum {
  * the marks (ASOF_MARK_*). */
 void asof_emit(asof_join *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r,
 	       int64_t revision, unsigned mark);
+/* The same for a record as it was parsed: what was found ahead in it serves --select. */
+void asof_emit_in(asof_join *j, const struct asof_in *in, const struct asof_right *r, int64_t revision,
+		  unsigned mark);
 /* Results out: the output and the late file flushed, and what the acks file says is
  * delivered read (a join's commit, or the router's with no join open). */
 void asof_ctx_flush(struct asof_ctx *cx);

@@ -5,8 +5,13 @@
 #include "join/asof_impl.h"
 #include "base/diag.h"
 
-/* Memory a right record in the history takes: its bytes, its entry, malloc's header. */
-#define HIST_COST(len) ((len) + sizeof(struct asof_right) + 16)
+/* Memory a right record in the history takes: its bytes (and what was found ahead in
+ * it), its entry, malloc's header. */
+static size_t
+hist_cost(const struct asof_right *r)
+{
+	return r->len + (r->has_known ? sizeof(struct asof_known) : 0) + sizeof *r + 16;
+}
 
 /* Could the history have lost the answer for time t? (left too far out of order) */
 bool
@@ -99,7 +104,7 @@ evict_key(asof_join *j, struct asof_key *k, int64_t cutoff)
 	for (size_t i = 0; i < drop; i++) {
 		if (j->st == NULL) /* the state file has every record already */
 			asof_state_right_put(asof_spill_store(j), k, &k->hist[i]);
-		bytes += HIST_COST(k->hist[i].len);
+		bytes += hist_cost(&k->hist[i]);
 		free(k->hist[i].raw);
 	}
 	if (drop > 0) {
@@ -136,14 +141,17 @@ asof_history_put(asof_join *j, struct asof_key *k, const struct asof_in *in, uin
 			return NULL;
 		return &j->near[0];
 	}
-	char *raw = ss_xmalloc(in->len ? in->len : 1);
+	/* what was found ahead in it for --select goes with it, after its bytes */
+	size_t known = in->known.n > 0 ? sizeof in->known : 0;
+	char *raw = ss_xmalloc(in->len + known ? in->len + known : 1);
 	memcpy(raw, in->raw, in->len);
-	const struct asof_right *r = asof_hist_put(k, in->t, seq, raw, in->len);
+	memcpy(raw + in->len, &in->known, known);
+	const struct asof_right *r = asof_hist_put(k, in->t, seq, raw, in->len, known > 0);
 	if (r == NULL)
 		return NULL;
 	if (j->st)
 		asof_state_right_put(j->st, k, r);
-	j->hist_bytes += HIST_COST(in->len);
+	j->hist_bytes += hist_cost(r);
 	return r;
 }
 
@@ -163,7 +171,7 @@ asof_history_loaded(asof_join *j)
 	for (size_t i = 0; i < j->keys.cap; i++) {
 		const struct asof_key *k = j->keys.slot[i].key;
 		for (size_t r = 0; k != NULL && r < k->n; r++)
-			j->hist_bytes += HIST_COST(k->hist[r].len);
+			j->hist_bytes += hist_cost(&k->hist[r]);
 	}
 	asof_history_bound(j);
 }

@@ -190,6 +190,7 @@ locate(struct asof_in *in, const char *raw, size_t len, uint64_t line)
 	in->raw = raw;
 	in->len = len;
 	in->line = line;
+	in->known.n = 0;
 }
 
 /* Is the record valid JSON? Its members are noted on the way, for its fields. */

@@ -402,7 +402,7 @@ project(const char *expr, const char *doc, const char *right)
 {
 	static ss_buf out;
 	ss_proj *p = ss_proj_compile(expr);
-	struct ss_proj_member m[2] = {{"left", doc, strlen(doc)}, {"right", right, right ? strlen(right) : 0}};
+	struct ss_proj_member m[2] = {{"left", doc, strlen(doc), NULL}, {"right", right, right ? strlen(right) : 0, NULL}};
 	struct ss_proj_root root = {doc, strlen(doc), right ? m : NULL, 2, false};
 
 	ss_buf_reset(&out);
