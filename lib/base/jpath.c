@@ -223,7 +223,9 @@ key_equals(const char *p, const char *e, const struct step *st)
 	 * only through an escape */
 	if (rawlen == keylen && !st->backslash)
 		return keylen == 0 || (q[0] == key[0] && memcmp(q, key, keylen) == 0);
-	if (rawlen < keylen || !has_backslash(q, rawlen))
+	if (rawlen < keylen || (keylen > 0 && q[0] != key[0] && q[0] != '\\'))
+		return false; /* too short, or its first character is another */
+	if (!has_backslash(q, rawlen))
 		return rawlen == keylen && memcmp(q, key, keylen) == 0;
 	while (q < end) {
 		char c[4];
