@@ -141,8 +141,7 @@ find_known(const struct asof_ahead *a, const char *raw, size_t len, const struct
 	const char *vs, *ve;
 	bool type_error;
 
-	known->n = 0;
-	if (a->nknown == 0 || nm == SIZE_MAX)
+	if (nm == SIZE_MAX)
 		return; /* not an object, or too many members noted */
 	for (int i = 0; i < a->nknown; i++) {
 		bool found = ss_jpath_find_in(a->known[i], raw, raw + len, m, nm, &vs, &ve, &type_error);
@@ -163,6 +162,7 @@ parse(struct asof_ahead *a, struct ahead_batch *b, struct ahead_rec *r)
 	ss_rec rec;
 
 	r->ok = false;
+	r->known.n = 0;
 	if (ss_ndjson_blank(raw, r->len) || !ss_jscan_document_members(raw, raw + r->len, m, 16, &nm, &why))
 		return;
 	ss_rec_init(&rec, raw, r->len);
@@ -175,7 +175,8 @@ parse(struct asof_ahead *a, struct ahead_batch *b, struct ahead_rec *r)
 		return;
 	r->klen = b->keys.len - r->kat;
 	r->khash = asof_key_hash(b->keys.data + r->kat, r->klen);
-	find_known(a, raw, r->len, m, nm, &r->known);
+	if (a->nknown > 0)
+		find_known(a, raw, r->len, m, nm, &r->known);
 	r->ok = true;
 }
 
@@ -188,7 +189,12 @@ add_line(struct ahead_batch *b, size_t at, size_t len, uint64_t off, uint64_t li
 	}
 	if (len > 0 && b->buf[at + len - 1] == '\r')
 		len--; /* CRLF line ends */
-	b->rec[b->n++] = (struct ahead_rec){.off = off, .line = line, .at = at, .len = len};
+	struct ahead_rec *r = &b->rec[b->n++];
+	/* (field by field: the rest is parse's to set, and zeroing all of it costs) */
+	r->off = off;
+	r->line = line;
+	r->at = at;
+	r->len = len;
 }
 
 /* Hand a batch to the main thread; false when it asked the thread to stop. */
@@ -422,7 +428,9 @@ asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in)
 		ss_buf_reset(&in->key);
 		if (r->klen > 0)
 			ss_buf_add(&in->key, a->cur->keys.data + r->kat, r->klen);
-		in->known = r->known;
+		in->known.n = r->known.n;
+		if (r->known.n > 0)
+			in->known = r->known;
 		asof_parsed(j, left, in);
 		return ASOF_GOT_RECORD;
 	}

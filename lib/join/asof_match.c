@@ -145,7 +145,8 @@ asof_history_put(asof_join *j, struct asof_key *k, const struct asof_in *in, uin
 	size_t known = in->known.n > 0 ? sizeof in->known : 0;
 	char *raw = ss_xmalloc(in->len + known ? in->len + known : 1);
 	memcpy(raw, in->raw, in->len);
-	memcpy(raw + in->len, &in->known, known);
+	if (known > 0)
+		memcpy(raw + in->len, &in->known, known);
 	const struct asof_right *r = asof_hist_put(k, in->t, seq, raw, in->len, known > 0);
 	if (r == NULL)
 		return NULL;
