@@ -30,6 +30,14 @@ static const char schema_kv[] =
 	"CREATE TABLE ss_kv(k BLOB NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, t INTEGER);"
 	"CREATE UNIQUE INDEX ss_kv_k ON ss_kv(k);";
 
+/* The page size of a new cache file (an existing file keeps its own: the pragma only
+ * takes before the first write, and SQLite reads any size). A put writes every page
+ * twice (WAL, then checkpoint) through one system call each, and rewrites each page of
+ * the key index it touches once a batch: at 64 KiB the calls are a sixteenth of 4 KiB's
+ * and the index is two levels deep. 1M wide records: 6.7 s at 4 KiB, 6.0 s at 32 KiB,
+ * 4.7 s at 64 KiB. The cost: an empty file takes about 400 KB (6 pages). */
+#define CACHE_PAGE_SIZE "65536"
+
 static const char schema_t[] = "CREATE INDEX IF NOT EXISTS ss_kv_t ON ss_kv(t) WHERE t IS NOT NULL";
 
 /* A put held back until the batch commits (ss_store_defer_puts): its enc, key text and
@@ -129,6 +137,8 @@ ss_store_open(const char *path, int flags, enum ss_state_kind kind)
 	ss_offsets_init(&s->offsets, s->db, s->path);
 	ss_statefile_check(s->db, path, kind);
 	if (!s->readonly) {
+		if (kind == SS_STATE_CACHE)
+			exec_sql(s, "PRAGMA page_size=" CACHE_PAGE_SIZE);
 		ss_statefile_wal(s->db, s->path);
 		exec_sql(s, "PRAGMA cache_size=-16384");
 		bool rowid = create_schema(s, kind);
