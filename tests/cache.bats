@@ -521,3 +521,21 @@ for i in range(1600):
 		ss-cache "$T/c.db" stats | grep -q '"offsets":\[{"topic":"t","partition":0,"offset":1599}\]'
 	done
 }
+
+@test "key paths: the last of duplicate members wins, and a record of many members is searched whole" {
+	{
+		echo '{"m":{"s":"a"},"t":1,"m":{"s":"b"},"t":2,"v":"dup"}'
+		python3 -c 'import json; d = {"f%d" % i: i for i in range(40)}; d["m"] = {"s": "c"}; d["t"] = 3; d["v"] = "wide"; print(json.dumps(d))'
+		echo '{"m":{"s":"d"},"t":4,"v":"x","m":{"x":1}}'
+		echo '{"t":5,"m":[1],"v":"bad"}'
+	} >"$T/in"
+	run ss-cache "$T/st.db" put --key '[.m.s, .t]' --value .v --on-error skip <"$T/in"
+	assert_success
+	assert_output --partial 'rejected'
+	run ss-cache "$T/st.db" scan
+	assert_output '{"key":[null,4],"value":"x"}
+{"key":["b",2],"value":"dup"}
+{"key":["c",3],"value":"wide"}'
+	# jq agrees on every key but the rejected one's
+	jq -c '[.m.s, .t]?' "$T/in" | cmp - <(printf '%s\n' '["b",2]' '["c",3]' '[null,4]')
+}
