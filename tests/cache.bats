@@ -482,46 +482,6 @@ for k in sorted(last):
 	done
 }
 
-# 1600 records of 60 KB: commits of 32 MB, and a WAL past 1000 pages of 64 KiB, where the
-# checkpoints go to a thread of their own
-big_input() {
-	python3 -c '
-import sys
-pad = "w" * 60000
-for i in range(1600):
-    print("{\"topic\":\"t\",\"partition\":0,\"offset\":%d,\"key\":[\"s%d\",%d],\"value\":\"%s%d\"}" % (i, i % 7, i, pad, i))' >"$1"
-}
-
-@test "checkpoints on their own thread: the same state as SS_THREADS=0, and a whole file" {
-	big_input "$T/in"
-	ss-cache "$T/a.db" put --value '.value[-5:]' <"$T/in"
-	SS_THREADS=0 ss-cache "$T/b.db" put --value '.value[-5:]' <"$T/in"
-	[ ! -e "$T/a.db-wal" ]  # the writer's close checkpointed the rest
-	[ "$(sqlite3 "$T/a.db" 'PRAGMA integrity_check')" = ok ]
-	ss-cache "$T/a.db" scan >"$T/a.scan"
-	ss-cache "$T/b.db" scan >"$T/b.scan"
-	[ "$(wc -l <"$T/a.scan")" -eq 1600 ]
-	cmp "$T/a.scan" "$T/b.scan"
-	run ss-cache "$T/a.db" get '["s3",1599]'
-	assert_output '"w1599"'
-}
-
-@test "checkpoints on their own thread: a SIGKILL in the middle, and a restart ends in the whole state" {
-	big_input "$T/in"
-	SS_THREADS=0 ss-cache "$T/want.db" put <"$T/in"
-	for delay in 0.3 0.8 1.5; do
-		rm -f "$T/c.db" "$T/c.db-wal" "$T/c.db-shm"
-		ss-cache "$T/c.db" put <"$T/in" & pid=$!
-		sleep "$delay"
-		kill -9 "$pid" 2>/dev/null || true
-		wait "$pid" || true
-		[ "$(sqlite3 "$T/c.db" 'PRAGMA integrity_check')" = ok ]
-		ss-cache "$T/c.db" put <"$T/in" 2>/dev/null
-		ss-cache "$T/c.db" scan | cmp - <(ss-cache "$T/want.db" scan)
-		ss-cache "$T/c.db" stats | grep -q '"offsets":\[{"topic":"t","partition":0,"offset":1599}\]'
-	done
-}
-
 @test "key paths: the last of duplicate members wins, and a record of many members is searched whole" {
 	{
 		echo '{"m":{"s":"a"},"t":1,"m":{"s":"b"},"t":2,"v":"dup"}'

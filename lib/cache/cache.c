@@ -381,10 +381,8 @@ ss_cache_put(ss_cache *c, struct ss_cache_put_opts *o)
 	p->value = o->value ? ss_expr_compile(o->value, "--value") : NULL;
 	state_open(c, 0);
 	p->open = true;
-	if (c->single) {
+	if (c->single)
 		writer_setup(p, c->single);
-		ss_store_checkpoint_behind(c->single);
-	}
 	p->in = ss_reader_open("-");
 	if (o->tee)
 		p->out = ss_writer_new(1, "<stdout>");

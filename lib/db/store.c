@@ -8,7 +8,6 @@
 #include "base/diag.h"
 #include "stream/envelope.h"
 #include "base/keyenc.h"
-#include "db/ckpt.h"
 #include "db/offsets.h"
 #include "base/sstime.h"
 #include "db/statefile.h"
@@ -66,7 +65,6 @@ struct ss_store {
 	ss_buf arena;
 	struct deferred *deferred;
 	size_t ndeferred, capdeferred;
-	ss_ckpt *ckpt;           /* checkpoints on a thread of their own, or NULL */
 };
 
 struct applied {
@@ -158,7 +156,6 @@ ss_store_close(ss_store *s)
 	if (s == NULL)
 		return;
 	ss_store_commit(s);
-	ss_ckpt_stop(s->ckpt);
 	for (int i = 0; i < ST__N; i++)
 		sqlite3_finalize(s->st[i]);
 	ss_offsets_free(&s->offsets);
@@ -260,13 +257,6 @@ put(ss_store *s, const char *enc, size_t enclen, const char *key_json, size_t kl
 		sqlite3_bind_null(st, 4);
 	ss_statefile_done(st, s->path, "put");
 	s->pending++;
-}
-
-void
-ss_store_checkpoint_behind(ss_store *s)
-{
-	if (s->ckpt == NULL && !s->readonly)
-		s->ckpt = ss_ckpt_start(s->db, s->path);
 }
 
 /* ---- deferred puts ---- */

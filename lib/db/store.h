@@ -40,10 +40,6 @@ void ss_store_put_enc(ss_store *s, const char *enc, size_t enclen, const char *k
  * store cheap. The caller bounds the batch (its records are held in memory until the
  * commit). True the first time. */
 bool ss_store_defer_puts(ss_store *s);
-/* Checkpoint the file on a thread of its own from now on (db/ckpt.h): for a writer whose
- * commits are large, which then does not wait for the copy into the file and its fsyncs.
- * Nothing under SS_THREADS=0. */
-void ss_store_checkpoint_behind(ss_store *s);
 /* Value of key as a malloc'd NUL-terminated string (caller frees), or NULL. */
 char *ss_store_get(ss_store *s, jv key);
 bool ss_store_del(ss_store *s, jv key);
