@@ -499,3 +499,20 @@ for k in sorted(last):
 	# jq agrees on every key but the rejected one's
 	jq -c '[.m.s, .t]?' "$T/in" | cmp - <(printf '%s\n' '["b",2]' '["c",3]' '[null,4]')
 }
+
+@test "--retain-age over batches applied many rows to a statement: each row keeps its own time" {
+	# 1,000 puts in one batch (seven statements of 128 rows, 104 of one row), times
+	# 0..999 s in shuffled order
+	python3 -c '
+import json, random
+random.seed(3)
+rows = [{"s": "s%d" % (i % 3), "t": i, "v": i} for i in range(1000)]
+random.shuffle(rows)
+for r in rows:
+    print(json.dumps(r))
+' >"$T/in"
+	ss-cache "$T/st.db" put --key '[.s, .t]' --value .v --retain-age 100s <"$T/in"
+	run ss-cache "$T/st.db" scan --values
+	assert_output "$(for s in 0 1 2; do seq 899 999 | awk -v s=$s '$1 % 3 == s'; done)"
+	[ "$(sqlite3 "$T/st.db" 'SELECT count(*) FROM ss_kv WHERE t IS NULL OR t != CAST(value AS INTEGER) * 1000000000')" -eq 0 ]
+}
