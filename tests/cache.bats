@@ -481,3 +481,38 @@ for k in sorted(last):
 		grep -q 'ss-cache: 3 stored, 0 skipped as replays, 1 rejected' "$T/err"
 	done
 }
+
+@test "key paths: the last of duplicate members wins, and a record of many members is searched whole" {
+	{
+		echo '{"m":{"s":"a"},"t":1,"m":{"s":"b"},"t":2,"v":"dup"}'
+		python3 -c 'import json; d = {"f%d" % i: i for i in range(40)}; d["m"] = {"s": "c"}; d["t"] = 3; d["v"] = "wide"; print(json.dumps(d))'
+		echo '{"m":{"s":"d"},"t":4,"v":"x","m":{"x":1}}'
+		echo '{"t":5,"m":[1],"v":"bad"}'
+	} >"$T/in"
+	run ss-cache "$T/st.db" put --key '[.m.s, .t]' --value .v --on-error skip <"$T/in"
+	assert_success
+	assert_output --partial 'rejected'
+	run ss-cache "$T/st.db" scan
+	assert_output '{"key":[null,4],"value":"x"}
+{"key":["b",2],"value":"dup"}
+{"key":["c",3],"value":"wide"}'
+	# jq agrees on every key but the rejected one's
+	jq -c '[.m.s, .t]?' "$T/in" | cmp - <(printf '%s\n' '["b",2]' '["c",3]' '[null,4]')
+}
+
+@test "--retain-age over batches applied many rows to a statement: each row keeps its own time" {
+	# 1,000 puts in one batch (seven statements of 128 rows, 104 of one row), times
+	# 0..999 s in shuffled order
+	python3 -c '
+import json, random
+random.seed(3)
+rows = [{"s": "s%d" % (i % 3), "t": i, "v": i} for i in range(1000)]
+random.shuffle(rows)
+for r in rows:
+    print(json.dumps(r))
+' >"$T/in"
+	ss-cache "$T/st.db" put --key '[.s, .t]' --value .v --retain-age 100s <"$T/in"
+	run ss-cache "$T/st.db" scan --values
+	assert_output "$(for s in 0 1 2; do seq 899 999 | awk -v s=$s '$1 % 3 == s'; done)"
+	[ "$(sqlite3 "$T/st.db" 'SELECT count(*) FROM ss_kv WHERE t IS NULL OR t != CAST(value AS INTEGER) * 1000000000')" -eq 0 ]
+}

@@ -205,3 +205,23 @@ as_other() {
 	cache_write "$T/n.db"
 	[ "$(sqlite3 "$T/n.db" "SELECT count(*) FROM sqlite_master WHERE name = 'ss_kv_k'")" -eq 1 ]
 }
+
+@test "a new cache has 64 KiB pages; a cache of 4 KiB pages keeps them and works as before" {
+	cache_write "$T/n.db"
+	[ "$(sqlite3 "$T/n.db" 'PRAGMA page_size')" -eq 65536 ]
+	# as ss-cache made them before: SQLite's default page size
+	sqlite3 "$T/c.db" "PRAGMA page_size = 4096; PRAGMA journal_mode=WAL; PRAGMA application_id = 1936933697;
+		PRAGMA user_version = 2;
+		CREATE TABLE ss_kv(k BLOB NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, t INTEGER);
+		CREATE UNIQUE INDEX ss_kv_k ON ss_kv(k);" >/dev/null
+	seq 1 3000 | sed 's/.*/{"k":&,"v":"&"}/' | ss-cache "$T/c.db" put --key .k --value .v
+	seq 2000 4000 | sed 's/.*/{"k":&,"v":"x&"}/' | ss-cache "$T/c.db" put --key .k --value .v
+	[ "$(sqlite3 "$T/c.db" 'PRAGMA page_size')" -eq 4096 ]
+	[ "$(sqlite3 "$T/c.db" 'PRAGMA integrity_check')" = ok ]
+	run ss-cache "$T/c.db" get 1999 2000 4000
+	assert_success
+	assert_output '"1999"
+"x2000"
+"x4000"'
+	[ "$(ss-cache "$T/c.db" stats | jq .keys)" -eq 4000 ]
+}

@@ -10,6 +10,7 @@
 #include "base/diag.h"
 #include "stream/envelope.h"
 #include "base/expr.h"
+#include "base/jscan.h"
 #include "base/proc.h"
 #include "db/statedir.h"
 #include "db/store.h"
@@ -311,15 +312,21 @@ pass_on(struct put *p, const char *line, size_t len)
 	ss_buf_addc(&p->pending, '\n');
 }
 
+/* The top-level members noted while a record is validated: a key path then starts at
+ * its member instead of validating the record again on its way there (twice for a pair
+ * of paths). A record with more members is searched as before. */
+#define MAX_MEMBERS 32
+
 static void
 put_record(struct put *p, const char *line, size_t len)
 {
 	struct ss_envelope env;
+	struct ss_jmember members[MAX_MEMBERS];
 	const char *why, *value;
-	size_t vlen;
+	size_t vlen, nmembers;
 	ss_rec rec;
 
-	if (!ss_ndjson_valid(line, len, &why)) {
+	if (!ss_jscan_document_members(line, line + len, members, MAX_MEMBERS, &nmembers, &why)) {
 		reject(p, line, len, why);
 		return;
 	}
@@ -332,6 +339,7 @@ put_record(struct put *p, const char *line, size_t len)
 		return;
 	}
 	ss_rec_init(&rec, line, len);
+	ss_rec_set_members(&rec, members, nmembers);
 	if (!record_key(p, line, len, &rec) || !record_value(p, line, len, &rec, &value, &vlen))
 		return;
 	ss_store_put_enc(store, p->keyenc.data, p->keyenc.len, p->keytext.data, p->keytext.len, value, vlen);
