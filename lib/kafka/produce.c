@@ -715,13 +715,14 @@ read_input(struct producer *pr)
 /* partitioner: Kafka's Java producer puts a keyed record in toPositive(murmur2(key)) %
  * partitions; librdkafka's own default hashes with CRC32, so topics it writes are not
  * co-partitioned with those Java services write. murmur2_random is Java's hash (null keys
- * are spread as librdkafka does). -X partitioner=... still wins. */
+ * are spread as librdkafka does). -X partitioner=... still wins. queue.buffering.max.messages
+ * stays librdkafka's (and kcat's) 100,000: a larger queue only lets the reader run ahead
+ * of a slower broker, into memory that must be faulted in (up to 160 MB for 1M lines). */
 static const char *const producer_defaults[] = {
 	"partitioner", "murmur2_random",
 	"enable.idempotence", "true",
 	"linger.ms", "5",
 	"batch.num.messages", "10000",
-	"queue.buffering.max.messages", "1000000",
 	NULL,
 };
 
