@@ -9,7 +9,7 @@ setup_file() {
 		--topic trickle:1 --topic dry:1 --topic bad-fail:1 --topic bad-skip:1 --topic bad-dl:1 \
 		--topic term:1 --topic parts:2 --topic raw:1 \
 		--topic murmur2:2 --topic murmur3:3 --topic murmur7:7 --topic murmur16:16 \
-		--topic crc7:7 --topic crc16:16 --topic textkeys:5
+		--topic crc7:7 --topic crc16:16 --topic textkeys:5 --topic order:1
 }
 teardown_file() { mock_stop; }
 
@@ -83,6 +83,26 @@ teardown_file() { mock_stop; }
 		run python3 "$ROOT/tests/partition-ref.py" check murmur2 $n <"$T/got"
 		assert_failure
 	done
+}
+
+@test "records sent in batches and alone keep their input order; null and empty keys and values survive" {
+	# plain records go to librdkafka in batches, those with a timestamp, headers or a
+	# partition alone, after the batch before them
+	{
+		printf '{"key":"a","value":1}\n{"key":"","value":2}\n'
+		printf '{"key":null,"value":3,"timestamp":1714564800000}\n{"key":"b","value":null}\n'
+		printf '{"key":"c","value":5,"headers":{"h":"x"}}\n{"key":"d","value":6,"p":0}\n'
+		printf '{"key":"e","value":""}\n'
+		seq 8 3000 | sed 's/.*/{"key":"k&","value":&}/'
+	} >"$T/in"
+	run ss-produce -b "$B" --envelope --partition .p order <"$T/in"
+	assert_success
+	kcat -C -b "$B" -t order -e -q -f '%K:%k|%S:%s|%h\n' >"$T/back"
+	run head -7 "$T/back"
+	assert_output $'1:a|1:1|\n0:|1:2|\n-1:|1:3|\n1:b|-1:|\n1:c|1:5|h=x\n1:d|1:6|\n1:e|0:|'
+	run kcat -C -b "$B" -t order -o 2 -c 1 -e -q -f '%T\n'
+	assert_output 1714564800000
+	[ "$(tail -n +8 "$T/back" | cut -d'|' -f2 | cut -d: -f2 | tr '\n' ' ')" = "$(seq 8 3000 | tr '\n' ' ')" ]
 }
 
 @test "a trickle is sent as each line is read, not at end of input" {
