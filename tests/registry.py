@@ -26,14 +26,16 @@ class H(BaseHTTPRequestHandler):
     def log_message(self, *a): pass
 
     def answer(self, code, obj):
+        # logged before the answer: the client sends its next request only after
+        # reading this one's, so the log keeps the order the requests were made in
+        with open(sys.argv[1] + ".log", "a") as f:
+            f.write(f"{self.command} {self.path}\n")
         body = json.dumps(obj).encode()
         self.send_response(code)
         self.send_header("Content-Type", CT)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-        with open(sys.argv[1] + ".log", "a") as f:
-            f.write(f"{self.command} {self.path}\n")
 
     def do_GET(self):
         p = self.path.strip("/").split("/")
