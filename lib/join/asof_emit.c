@@ -89,9 +89,11 @@ known_spans(const struct asof_known *known, const char *raw, struct ss_proj_span
 static const struct asof_known *
 right_known(const struct asof_right *r, struct asof_known *k)
 {
-	if (r == NULL || !r->has_known)
+	const char *bytes = r ? asof_right_known_bytes(r) : NULL;
+
+	if (bytes == NULL)
 		return NULL;
-	memcpy(k, r->raw + r->len, sizeof *k); /* (after its bytes: unaligned) */
+	memcpy(k, bytes, sizeof *k);
 	return k;
 }
 

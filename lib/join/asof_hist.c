@@ -76,8 +76,8 @@ asof_key_prefetch_stage(const struct asof_map *m, uint64_t hash, enum asof_ahead
 	} else if (k->n > 0) { /* a left record copies it into its result */
 		const struct asof_right *r = &k->hist[k->n - 1];
 		__builtin_prefetch(r->raw);
-		if (r->has_known) /* --select reads what was found ahead, after its bytes */
-			__builtin_prefetch(r->raw + r->len);
+		if (r->has_known) /* --select reads what was found ahead */
+			__builtin_prefetch(asof_right_known_bytes(r));
 	}
 }
 

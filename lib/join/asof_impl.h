@@ -40,6 +40,14 @@ struct asof_right {
 	char *raw;
 };
 
+/* Where a right record keeps its struct asof_known, or NULL: the bytes right after its
+ * own, so unaligned (copy them out to read them). */
+static inline const char *
+asof_right_known_bytes(const struct asof_right *r)
+{
+	return r->has_known ? r->raw + r->len : NULL;
+}
+
 struct asof_held;
 
 struct asof_key {

@@ -141,7 +141,8 @@ asof_history_put(asof_join *j, struct asof_key *k, const struct asof_in *in, uin
 			return NULL;
 		return &j->near[0];
 	}
-	/* what was found ahead in it for --select goes with it, after its bytes */
+	/* what was found ahead in it for --select goes with it, where
+	 * asof_right_known_bytes finds it: after its bytes */
 	size_t known = in->known.n > 0 ? sizeof in->known : 0;
 	char *raw = ss_xmalloc(in->len + known ? in->len + known : 1);
 	memcpy(raw, in->raw, in->len);
