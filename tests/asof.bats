@@ -807,6 +807,26 @@ PY
 	done; done
 }
 
+@test "the right file's order is checked by the time jq reads: the last of a repeated key, escaped or not" {
+	# one record of key a, late in the file, repeats "t" (jq keeps the last: 2); read
+	# by its first "t" the file would look in order and be merged, and the left record
+	# at 3 would miss it
+	for dup in '"t":2' '"\u0074":2' '"x":"\"t\"","t":2'; do
+		python3 - "$T/r" "$dup" <<'PY'
+import sys
+lines = ['{"t":0,"k":"a","v":"first"}'] + ['{"t":%d,"k":"b","v":"filler %06d"}' % (i, i) for i in range(1, 3000)]
+lines[2500] = '{"t":2500,"k":"a","v":"dup",%s}' % sys.argv[2]
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+PY
+		echo '{"t":3,"k":"a"}' >"$T/l"
+		for env in SS_THREADS=0 SS_THREADS=1 SS_THREADS_CHUNK=4096; do
+			run env "$env" ss-asof --on .t --by .k "$T/l" "$T/r"
+			assert_success
+			echo "$output" | jq -e '.right.v == "dup"'
+		done
+	done
+}
+
 @test "SIGTERM with the files parsed ahead on threads, the output blocked: exit 143 at once" {
 	big_files 100000
 	mkfifo "$T/o"

@@ -328,7 +328,67 @@ key_end(const char *p, const char *end, bool look)
 	return scan_string(p, end, &why);
 }
 
-/* Within the object at p, find the LAST member named key (jq keeps the last duplicate). */
+/* The first byte at or after q (before e) that is a backslash, or a quote followed by c:
+ * where a key that starts with c, or an escape, is; e if there is none. */
+static const char *
+next_key_candidate(const char *q, const char *e, char c)
+{
+#ifdef SS_X86_SIMD
+	if (ss_jscan_simd >= SIMD_SSE2) {
+		const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), first = _mm_set1_epi8(c);
+		for (; e - q > 16; q += 16) { /* (the byte after each of the 16 is read) */
+			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
+			__m128i next = _mm_loadu_si128((const __m128i *)(const void *)(q + 1));
+			__m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, bslash),
+						   _mm_and_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(next, first)));
+			unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+			if (mask != 0)
+				return q + __builtin_ctz(mask);
+		}
+	}
+#endif
+	for (; q < e; q++)
+		if (*q == '\\' || (*q == '"' && e - q > 1 && q[1] == c))
+			return q;
+	return e;
+}
+
+/* Could a member named st's key be in [p, end), where p is past a member? Without a
+ * backslash there, every key in it is written as its own bytes between quotes: where
+ * those are not found quoted, no such member follows. */
+static bool
+key_may_follow(const char *p, const char *end, const struct step *st)
+{
+	size_t n = st->keylen;
+
+	if (n == 0)
+		return true;
+	for (const char *q = p; (q = next_key_candidate(q, end, st->key[0])) < end; q++) {
+		if (*q == '\\')
+			return true; /* the key may be written with an escape */
+		size_t i = 1; /* (keys are short: compared here, not by a call) */
+		while (i < n && q + 1 + i < end && q[1 + i] == st->key[i])
+			i++;
+		if (i == n && q + 1 + n < end && q[1 + n] == '"')
+			return true;
+	}
+	return false;
+}
+
+/* Does [p, end) end with the object's '}' (JSON's white space after it)? A look takes
+ * an object cut short for one without the member, as the whole scan does. */
+static bool
+ends_object(const char *p, const char *end)
+{
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n' || end[-1] == '\r'))
+		end--;
+	return end > p && end[-1] == '}';
+}
+
+/* Within the object at p, find the LAST member named key (jq keeps the last duplicate).
+ * A look stops at a match that no later member can repeat: on a valid document it finds
+ * what the whole scan finds; on another it may find a value where the scan finds none,
+ * as a look may (ss_jpath_look). */
 static bool
 find_member(const char *p, const char *end, const struct step *st, bool look, const char **vs,
 	    const char **ve)
@@ -352,6 +412,8 @@ find_member(const char *p, const char *end, const struct step *st, bool look, co
 			*vs = v;
 			*ve = p;
 			found = true;
+			if (look && ends_object(p, end) && !key_may_follow(p, end, st))
+				return true;
 		}
 		p = ss_jscan_skip_ws(p, end);
 		if (p < end && *p == '}')
