@@ -380,7 +380,7 @@ key_may_follow(const char *p, const char *end, const struct step *st)
 static bool
 ends_object(const char *p, const char *end)
 {
-	while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n' || end[-1] == '\r'))
+	while (end > p && ss_jscan_is_ws(end[-1]))
 		end--;
 	return end > p && end[-1] == '}';
 }
