@@ -390,6 +390,7 @@ asof_join_right(asof_join *j, const struct asof_in *in)
 	if (keep && asof_state_seen(j->st, &in->env)) {
 		j->n.replayed++;
 		asof_wm_seen(j, false, &in->env);
+		free(in->hist);
 		return;
 	}
 	j->n.right++;
@@ -397,6 +398,8 @@ asof_join_right(asof_join *j, const struct asof_in *in)
 		asof_late(j, in);
 		if (asof_keeps_closed(j))
 			correct_late(j, in);
+		else
+			free(in->hist);
 	} else {
 		struct asof_key *k = asof_key_get(&j->keys, in->key.data, in->key.len);
 		if (asof_history_put(j, k, in, right_seq(j, in)) != NULL) {

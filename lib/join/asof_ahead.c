@@ -37,6 +37,7 @@ struct ahead_rec {
 	uint64_t khash;   /* ... and its hash in the join's key map (asof_key_hash) */
 	bool ok;
 	struct asof_known known; /* --select's values in it */
+	char *hist; /* with copy: the buffer the history keeps it in, until taken */
 };
 
 struct ahead_batch {
@@ -47,6 +48,7 @@ struct ahead_batch {
 	ss_buf keys;
 	bool last; /* the input ends after this batch */
 	int err;   /* ... because of this read error, or 0 */
+	struct asof_retired retired; /* history buffers the join is done with, to free */
 	struct ahead_batch *next;
 };
 
@@ -64,6 +66,7 @@ struct asof_ahead {
 	enum ss_tsunit unit;
 	const struct ss_jpath *known[SS_PROJ_KNOWN]; /* --select's paths found here */
 	int nknown;
+	bool copy; /* each good record copied for the history (asof_ahead_start) */
 	/* the main thread's */
 	const char *name;
 	struct ahead_batch *cur;
@@ -105,6 +108,10 @@ batch_get(struct asof_ahead *a)
 static void
 batch_free(struct ahead_batch *b)
 {
+	for (size_t i = 0; i < b->n; i++)
+		free(b->rec[i].hist); /* (NULL once taken) */
+	asof_retired_clear(&b->retired);
+	free(b->retired.v);
 	free(b->buf);
 	free(b->rec);
 	ss_buf_free(&b->keys);
@@ -163,6 +170,7 @@ parse(struct asof_ahead *a, struct ahead_batch *b, struct ahead_rec *r)
 
 	r->ok = false;
 	r->known.n = 0;
+	r->hist = NULL;
 	if (ss_ndjson_blank(raw, r->len) || !ss_jscan_document_members(raw, raw + r->len, m, 16, &nm, &why))
 		return;
 	ss_rec_init(&rec, raw, r->len);
@@ -178,6 +186,21 @@ parse(struct asof_ahead *a, struct ahead_batch *b, struct ahead_rec *r)
 	if (a->nknown > 0)
 		find_known(a, raw, r->len, m, nm, &r->known);
 	r->ok = true;
+	if (a->copy) {
+		/* one buffer freed for each one taken: glibc's per-thread cache (7 chunks of a
+		 * size) then serves most of both, as it cannot when hundreds come at once.
+		 * free() reads the chunk's header and writes its first bytes, long out of the
+		 * cache: asked for a few records early. */
+		struct asof_retired *done = &b->retired;
+		if (done->n > 4) {
+			uintptr_t chunk = (uintptr_t)done->v[done->n - 5];
+			__builtin_prefetch((const void *)(chunk - sizeof(size_t)), 1);
+			__builtin_prefetch((const void *)chunk, 1);
+		}
+		if (done->n > 0)
+			free(done->v[--done->n]);
+		r->hist = asof_hist_copy(&(struct asof_in){.raw = raw, .len = r->len, .known = r->known});
+	}
 }
 
 static void
@@ -278,6 +301,7 @@ produce(void *arg)
 			memcpy(carry, b->buf + start, ncarry);
 		for (size_t i = 0; i < b->n; i++)
 			parse(a, b, &b->rec[i]);
+		asof_retired_clear(&b->retired); /* the rest (see parse) */
 		b->last = eof;
 		if (!put(a, b) || eof)
 			break;
@@ -295,7 +319,7 @@ at_start(ss_reader *r, struct stat *st)
 }
 
 struct asof_ahead *
-asof_ahead_start(ss_asof *j, ss_reader *r, bool left)
+asof_ahead_start(ss_asof *j, ss_reader *r, bool left, bool copy)
 {
 	ss_expr *on = left ? j->cx->lon : j->cx->ron, *by = left ? j->cx->lby : j->cx->rby;
 	struct stat st;
@@ -305,7 +329,7 @@ asof_ahead_start(ss_asof *j, ss_reader *r, bool left)
 		return NULL;
 	struct asof_ahead *a = ss_xmalloc(sizeof *a);
 	*a = (struct asof_ahead){.fd = ss_reader_fd(r), .on = on, .by = by, .unit = j->o.unit,
-				 .name = ss_reader_name(r), .chunk = chunk_size()};
+				 .name = ss_reader_name(r), .chunk = chunk_size(), .copy = copy};
 	while (j->cx->proj && a->nknown < SS_PROJ_KNOWN &&
 	       (a->known[a->nknown] = ss_proj_known(j->cx->proj, left ? "left" : "right", a->nknown)) != NULL)
 		a->nknown++;
@@ -342,10 +366,16 @@ asof_ahead_stop(struct asof_ahead *a)
 	free(a);
 }
 
-/* The main thread is done with cur: it is reused; the next batch, waited for. */
+/* The main thread is done with cur: it is reused, and takes the buffers in done (if
+ * any) to the thread to free; the next batch, waited for. */
 static void
-advance(struct asof_ahead *a)
+advance(struct asof_ahead *a, struct asof_retired *done)
 {
+	if (a->cur && done) {
+		struct asof_retired empty = a->cur->retired; /* (emptied once parsed: produce) */
+		a->cur->retired = *done;
+		*done = empty;
+	}
 	ss_proc_lock(&a->mu);
 	if (a->cur) {
 		a->cur->next = a->spare;
@@ -406,10 +436,10 @@ asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in)
 				a->ended = true;
 				return ASOF_GOT_NONE;
 			}
-			advance(a);
+			advance(a, a->copy ? &j->retired : NULL);
 			continue;
 		}
-		const struct ahead_rec *r = &a->cur->rec[a->next++];
+		struct ahead_rec *r = &a->cur->rec[a->next++];
 		const char *raw = a->cur->buf + r->at;
 		prefetch_ahead(j, a->cur, a->next, left);
 		a->off = r->off;
@@ -431,6 +461,8 @@ asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in)
 		in->known.n = r->known.n;
 		if (r->known.n > 0)
 			in->known = r->known;
+		in->hist = r->hist; /* the caller's now */
+		r->hist = NULL;
 		asof_parsed(j, left, in);
 		return ASOF_GOT_RECORD;
 	}

@@ -188,7 +188,29 @@ asof_hist_put(struct asof_key *k, int64_t t, uint64_t seq, char *raw, size_t len
 }
 
 void
-asof_hist_prune(struct asof_key *k, int64_t cutoff,
+asof_retire(struct asof_retired *r, char *raw)
+{
+	if (r == NULL) {
+		free(raw);
+		return;
+	}
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 1024;
+		r->v = ss_xrealloc(r->v, r->cap * sizeof *r->v);
+	}
+	r->v[r->n++] = raw;
+}
+
+void
+asof_retired_clear(struct asof_retired *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->v[i]);
+	r->n = 0;
+}
+
+void
+asof_hist_prune(struct asof_key *k, int64_t cutoff, struct asof_retired *done,
 		void (*cb)(const struct asof_key *, const struct asof_right *, void *), void *arg)
 {
 	size_t drop = 0;
@@ -201,7 +223,7 @@ asof_hist_prune(struct asof_key *k, int64_t cutoff,
 	for (size_t i = 0; i < drop; i++) {
 		if (cb)
 			cb(k, &k->hist[i], arg);
-		free(k->hist[i].raw);
+		asof_retire(done, k->hist[i].raw);
 	}
 	memmove(k->hist, k->hist + drop, (k->n - drop) * sizeof *k->hist);
 	k->n -= drop;

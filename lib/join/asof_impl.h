@@ -125,7 +125,23 @@ struct asof_in {
 	struct ss_jmember members[16];
 	size_t nmembers;
 	struct asof_known known;
+	/* a right record's bytes and known values, already copied into a buffer of their own
+	 * as the history keeps them (asof_history_put), by the thread that parsed it
+	 * (asof_ahead.c), or NULL. The join it is given to takes the buffer over. */
+	char *hist;
 };
+
+/* Right records' buffers the join is done with, for the thread that copied them
+ * (asof_ahead.c) to free: the joining thread bounds a run's time, and free() of a chunk
+ * long out of its cache stalls it; the parsing thread has time to spare. */
+struct asof_retired {
+	char **v;
+	size_t n, cap;
+};
+/* raw to the list, or freed now when there is none (r NULL). */
+void asof_retire(struct asof_retired *r, char *raw);
+/* Free every buffer in the list and empty it. */
+void asof_retired_clear(struct asof_retired *r);
 
 /* One topic-partition of an input (asof_wm.c); wm.pos is the newest offset read from it,
  * applied or not. */
@@ -232,6 +248,7 @@ struct asof_join {
 	int64_t spill_min_t;
 	struct asof_counters n; /* for the summary */
 	struct asof_outbox outbox; /* --acks: results not yet delivered */
+	struct asof_retired *retired; /* where pruned right records go (the run's), or NULL */
 };
 
 /* The router and the run: the public handle (asof.h). It reads the inputs, parses
@@ -253,6 +270,7 @@ struct ss_asof {
 	struct asof_ahead *lahead, *rahead; /* a file parsed ahead on a thread (asof_ahead.c), or NULL */
 	uint64_t rquiet;  /* right lines up to this one were reported already (a re-read) */
 	struct asof_in lin, rin;
+	struct asof_retired retired; /* the one join's pruned right records, for rahead */
 	/* a bad record that ends the run (--on-error fail), kept by asof_parse until the
 	 * run has sent the held records (ASOF_GOT_FATAL); raw is the reader's, still */
 	struct {
@@ -336,8 +354,9 @@ const struct asof_right *asof_hist_put(struct asof_key *k, int64_t t, uint64_t s
 				       bool has_known);
 const struct asof_right *asof_hist_backward(const struct asof_key *k, int64_t t, bool strict);
 const struct asof_right *asof_hist_forward(const struct asof_key *k, int64_t t, bool strict);
-/* Drop records older than cutoff except the newest of them; cb sees each dropped one. */
-void asof_hist_prune(struct asof_key *k, int64_t cutoff,
+/* Drop records older than cutoff except the newest of them; cb sees each dropped one,
+ * and its buffer goes to done (asof_retire). */
+void asof_hist_prune(struct asof_key *k, int64_t cutoff, struct asof_retired *done,
 		     void (*cb)(const struct asof_key *, const struct asof_right *, void *), void *arg);
 void asof_heap_push(struct asof_heap *h, struct asof_held *x);
 struct asof_held *asof_heap_pop(struct asof_heap *h);
@@ -373,6 +392,7 @@ bool asof_peek_time(ss_asof *j, bool left, const char *raw, size_t len, int64_t 
 void asof_join_finish_held(asof_join *j);
 /* One join's side of the router's entry points (asof_router.c: asof_left ...). */
 void asof_join_left(asof_join *j, const struct asof_in *in);
+/* (in->hist, when set, is the join's: kept in the history or freed) */
 void asof_join_right(asof_join *j, const struct asof_in *in);
 void asof_join_right_end(asof_join *j);
 bool asof_join_applied(asof_join *j, const struct ss_envelope *env);
@@ -434,7 +454,10 @@ bool asof_expired(const asof_join *j, const struct asof_key *k, int64_t t);
  * (strict: after), wherever it is. */
 const struct asof_right *asof_history_backward(asof_join *j, const struct asof_key *k, int64_t t, bool strict);
 const struct asof_right *asof_history_forward(asof_join *j, const struct asof_key *k, int64_t t, bool strict);
-/* A right record into the history; NULL when one of the same key and time ranks higher. */
+/* The buffer the history keeps a right record in: its bytes, then its known values. */
+char *asof_hist_copy(const struct asof_in *in);
+/* A right record into the history (in->hist, when set, taken over); NULL when one of
+ * the same key and time ranks higher. */
 const struct asof_right *asof_history_put(asof_join *j, struct asof_key *k, const struct asof_in *in,
 					  uint64_t seq);
 /* After a record went into the history: keep memory bounded. */
@@ -490,7 +513,8 @@ void asof_idle(ss_asof *j);
 /* The counters of the whole run (every partition-join), and the records still held. */
 void asof_totals(const ss_asof *j, struct asof_counters *c, size_t *held);
 void asof_left(ss_asof *j, const struct asof_in *in);
-void asof_right(ss_asof *j, const struct asof_in *in);
+/* in->hist is the join's after it (cleared here). */
+void asof_right(ss_asof *j, struct asof_in *in);
 void asof_right_end(ss_asof *j);
 void asof_tick(ss_asof *j);
 int asof_poll_timeout(const ss_asof *j);
@@ -557,8 +581,10 @@ void asof_join_indexed(asof_join *j, struct asof_index *ix);
 
 /* asof_ahead.c: a regular file of a batch parsed ahead on a thread. Started on a reader
  * not read yet (or rewound), when the side's --on and --by are plain paths and
- * SS_THREADS is not 0; else NULL (the reader is read on the main thread). */
-struct asof_ahead *asof_ahead_start(ss_asof *j, ss_reader *r, bool left);
+ * SS_THREADS is not 0; else NULL (the reader is read on the main thread). With copy
+ * (the right file of a merge), the thread also copies each good record as the history
+ * keeps it (struct asof_in hist), and frees the ones j->retired hands back. */
+struct asof_ahead *asof_ahead_start(ss_asof *j, ss_reader *r, bool left, bool copy);
 /* The next good record into in, as next_record reads it from the reader (bad ones
  * reported on the way, in order); ASOF_GOT_NONE at the end, ASOF_GOT_FATAL at a bad
  * one that ends the run. in->raw stays valid until the next call. */

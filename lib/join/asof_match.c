@@ -129,6 +129,20 @@ evict(asof_join *j)
 	j->hist_bytes = freed < j->hist_bytes ? j->hist_bytes - freed : 0;
 }
 
+/* The buffer the history keeps a right record in: its bytes, then what was found ahead
+ * in it for --select, where asof_right_known_bytes finds it. */
+char *
+asof_hist_copy(const struct asof_in *in)
+{
+	size_t known = in->known.n > 0 ? sizeof in->known : 0;
+	char *raw = ss_xmalloc(in->len + known ? in->len + known : 1);
+
+	memcpy(raw, in->raw, in->len);
+	if (known > 0)
+		memcpy(raw + in->len, &in->known, known);
+	return raw;
+}
+
 /* A right record into the history; NULL when one of the same key and time ranks higher. */
 const struct asof_right *
 asof_history_put(asof_join *j, struct asof_key *k, const struct asof_in *in, uint64_t seq)
@@ -137,17 +151,13 @@ asof_history_put(asof_join *j, struct asof_key *k, const struct asof_in *in, uin
 		/* among the evicted: it goes where they are */
 		struct asof_right r = {.t = in->t, .seq = seq, .len = (uint32_t)in->len, .raw = (char *)in->raw};
 		asof_state_right_put(asof_spill_store(j), k, &r);
+		free(in->hist);
 		if (!asof_state_right_near(asof_spill_store(j), k, in->t, true, &j->near[0]) || j->near[0].seq != seq)
 			return NULL;
 		return &j->near[0];
 	}
-	/* what was found ahead in it for --select goes with it, where
-	 * asof_right_known_bytes finds it: after its bytes */
 	size_t known = in->known.n > 0 ? sizeof in->known : 0;
-	char *raw = ss_xmalloc(in->len + known ? in->len + known : 1);
-	memcpy(raw, in->raw, in->len);
-	if (known > 0)
-		memcpy(raw + in->len, &in->known, known);
+	char *raw = in->hist ? in->hist : asof_hist_copy(in);
 	const struct asof_right *r = asof_hist_put(k, in->t, seq, raw, in->len, known > 0);
 	if (r == NULL)
 		return NULL;
@@ -257,7 +267,7 @@ asof_prune(asof_join *j, struct asof_key *k)
 	if (j->spilled > 0)
 		cutoff = asof_min64(cutoff, j->spill_min_t);
 	bool was_pruned = k->pruned;
-	asof_hist_prune(k, cutoff, j->st ? drop_from_state : NULL, j->st);
+	asof_hist_prune(k, cutoff, j->retired, j->st ? drop_from_state : NULL, j->st);
 	if (asof_keeps_closed(j))
 		asof_state_closed_prune(asof_spill_store(j), k, cutoff);
 	if (j->st && k->pruned && !was_pruned)

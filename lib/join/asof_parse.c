@@ -191,6 +191,7 @@ locate(struct asof_in *in, const char *raw, size_t len, uint64_t line)
 	in->len = len;
 	in->line = line;
 	in->known.n = 0;
+	in->hist = NULL; /* (asof_right took over the last one's) */
 }
 
 /* Is the record valid JSON? Its members are noted on the way, for its fields. */

@@ -32,9 +32,10 @@ asof_left(ss_asof *j, const struct asof_in *in)
 }
 
 void
-asof_right(ss_asof *j, const struct asof_in *in)
+asof_right(ss_asof *j, struct asof_in *in)
 {
 	asof_join_right(route(j, in), in);
+	in->hist = NULL;
 }
 
 void
@@ -271,6 +272,9 @@ ss_asof_free(ss_asof *j)
 	ss_reader_free(j->rrd);
 	ss_buf_free(&j->lin.key);
 	ss_buf_free(&j->rin.key);
+	free(j->rin.hist); /* read, not applied: the run ended first */
+	asof_retired_clear(&j->retired);
+	free(j->retired.v);
 	ctx_free(j->cx);
 	free(j);
 }

@@ -223,7 +223,7 @@ answer_left(ss_asof *j, ss_reader *l)
 	if (b == NULL)
 		ss_diag_die(SS_EXIT_DATA, "out of memory");
 	if (j->lahead == NULL)
-		j->lahead = asof_ahead_start(j, l, true);
+		j->lahead = asof_ahead_start(j, l, true, false);
 	while (j->lahead != NULL) {
 		/* a file parsed ahead: every record is there, or the file ended */
 		ss_proc_exit_if_signalled();
@@ -263,8 +263,10 @@ run_indexed(ss_asof *j, ss_reader *l, ss_reader *r, bool have_left)
 {
 	j->rquiet = j->rahead ? asof_ahead_lineno(j->rahead) : ss_reader_lineno(r);
 	ss_reader_rewind(r);
+	free(j->rin.hist); /* a record read, not applied: the index reads it again */
+	j->rin.hist = NULL;
 	asof_ahead_stop(j->rahead);
-	j->rahead = asof_ahead_start(j, r, false);
+	j->rahead = asof_ahead_start(j, r, false, false);
 	if ((j->index = asof_index_build(j, r)) == NULL)
 		asof_fail(j); /* a bad record in it ends the run */
 	asof_ahead_stop(j->rahead);
@@ -291,8 +293,10 @@ run_merged(ss_asof *j, ss_reader *l, ss_reader *r)
 	bool have_l = false, have_r = false;
 	int64_t lmax = INT64_MIN;
 
-	j->lahead = asof_ahead_start(j, l, true);
-	j->rahead = asof_ahead_start(j, r, false);
+	j->lahead = asof_ahead_start(j, l, true, false);
+	j->rahead = asof_ahead_start(j, r, false, true);
+	if (j->rahead != NULL)
+		j->one->retired = &j->retired; /* (a batch has the one join) */
 
 	for (;;) {
 		ss_proc_exit_if_signalled();
