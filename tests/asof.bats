@@ -827,6 +827,38 @@ PY
 	done
 }
 
+@test "the history copied and freed by the right file's thread: the reference's pairs, in a merge and after a switch to the index" {
+	# right records of 40 keys, some with the same key and time (the later replaces the
+	# earlier), pruned as the merge goes; the left file in order (merged to its end), or
+	# out of order from its middle (the run goes on from the right file's index, and the
+	# right record read ahead is dropped). Batches of 512 bytes hand the pruned buffers
+	# back hundreds of times.
+	python3 - "$T" <<'PY'
+import random, sys
+d = sys.argv[1]
+rnd = random.Random(11)
+right, t = [], 0
+for i in range(2000):
+    t += rnd.choice((0, 1, 1, 2, 3))
+    right.append('{"t":%d,"k":"k%d","v":"r%d","pad":"%s"}' % (t, rnd.randrange(40), i, "x" * rnd.randrange(60)))
+left = sorted(('{"t":%d,"k":"k%d","v":"l%d"}' % (rnd.randrange(t + 5), rnd.randrange(40), i) for i in range(800)),
+              key=lambda l: int(l.split(":")[1].split(",")[0]))
+open(d + "/r", "w").write("\n".join(right) + "\n")
+open(d + "/l", "w").write("\n".join(left) + "\n")
+tail = left[400:]
+rnd.shuffle(tail)
+open(d + "/ls", "w").write("\n".join(left[:400] + tail) + "\n")
+PY
+	for left in l ls; do for dir in backward forward nearest; do
+		python3 "$BATS_TEST_DIRNAME/asof-ref.py" "$T/$left" "$T/r" "$dir" 0 -1 1 | sort >"$T/want"
+		for env in SS_THREADS=0 SS_THREADS=1 SS_THREADS_CHUNK=512; do
+			env "$env" ss-asof --on .t --by .k --direction "$dir" "$T/$left" "$T/r" >"$T/out"
+			sort "$T/out" >"$T/got"
+			diff -u "$T/want" "$T/got" || { echo "$left $dir $env"; false; }
+		done
+	done; done
+}
+
 @test "SIGTERM with the files parsed ahead on threads, the output blocked: exit 143 at once" {
 	big_files 100000
 	mkfifo "$T/o"
