@@ -407,8 +407,12 @@ prefetch_ahead(const ss_asof *j, const struct ahead_batch *b, size_t next, bool 
 
 	/* the batch was written on another core: its entries and lines are read from
 	 * there, a miss each unless asked for early */
-	if (next + 24 < b->n)
-		__builtin_prefetch(&b->rec[next + 24]);
+	if (next + 24 < b->n) { /* an entry spans two or three cache lines */
+		const char *e = (const char *)&b->rec[next + 24];
+		__builtin_prefetch(e);
+		__builtin_prefetch(e + 64);
+		__builtin_prefetch(e + sizeof *b->rec - 1);
+	}
 	if (next + 4 < b->n)
 		for (size_t at = 0; at < b->rec[next + 4].len && at < 256; at += 64)
 			__builtin_prefetch(b->buf + b->rec[next + 4].at + at);
