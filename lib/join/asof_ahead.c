@@ -158,6 +158,24 @@ find_known(const struct asof_ahead *a, const char *raw, size_t len, const struct
 	known->n = (uint8_t)a->nknown;
 }
 
+/* A good right record copied as the history keeps it (asof_hist_copy), after one of
+ * the buffers the join handed back is freed: one freed for each one taken, glibc's
+ * per-thread cache (7 chunks of a size) serves most of both, as it cannot when hundreds
+ * come at once. free() reads the chunk's header and writes its first bytes, long out
+ * of the cache: asked for a few records early. */
+static char *
+copy_for_history(struct asof_retired *done, const char *raw, size_t len, const struct asof_known *known)
+{
+	if (done->n > 4) {
+		uintptr_t chunk = (uintptr_t)done->v[done->n - 5];
+		__builtin_prefetch((const void *)(chunk - sizeof(size_t)), 1);
+		__builtin_prefetch((const void *)chunk, 1);
+	}
+	if (done->n > 0)
+		free(done->v[--done->n]);
+	return asof_hist_copy(raw, len, known);
+}
+
 /* Parse one line as asof_parse would, without reporting anything: good, with its time
  * and key, or not (the main thread parses it again). */
 static void
@@ -186,21 +204,8 @@ parse(struct asof_ahead *a, struct ahead_batch *b, struct ahead_rec *r)
 	if (a->nknown > 0)
 		find_known(a, raw, r->len, m, nm, &r->known);
 	r->ok = true;
-	if (a->copy) {
-		/* one buffer freed for each one taken: glibc's per-thread cache (7 chunks of a
-		 * size) then serves most of both, as it cannot when hundreds come at once.
-		 * free() reads the chunk's header and writes its first bytes, long out of the
-		 * cache: asked for a few records early. */
-		struct asof_retired *done = &b->retired;
-		if (done->n > 4) {
-			uintptr_t chunk = (uintptr_t)done->v[done->n - 5];
-			__builtin_prefetch((const void *)(chunk - sizeof(size_t)), 1);
-			__builtin_prefetch((const void *)chunk, 1);
-		}
-		if (done->n > 0)
-			free(done->v[--done->n]);
-		r->hist = asof_hist_copy(&(struct asof_in){.raw = raw, .len = r->len, .known = r->known});
-	}
+	if (a->copy)
+		r->hist = copy_for_history(&b->retired, raw, r->len, &r->known);
 }
 
 static void

@@ -454,8 +454,9 @@ bool asof_expired(const asof_join *j, const struct asof_key *k, int64_t t);
  * (strict: after), wherever it is. */
 const struct asof_right *asof_history_backward(asof_join *j, const struct asof_key *k, int64_t t, bool strict);
 const struct asof_right *asof_history_forward(asof_join *j, const struct asof_key *k, int64_t t, bool strict);
-/* The buffer the history keeps a right record in: its bytes, then its known values. */
-char *asof_hist_copy(const struct asof_in *in);
+/* The buffer the history keeps a right record in: its len bytes, then its known values
+ * (when known->n > 0). */
+char *asof_hist_copy(const char *bytes, size_t len, const struct asof_known *known);
 /* A right record into the history (in->hist, when set, taken over); NULL when one of
  * the same key and time ranks higher. */
 const struct asof_right *asof_history_put(asof_join *j, struct asof_key *k, const struct asof_in *in,

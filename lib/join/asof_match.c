@@ -132,14 +132,14 @@ evict(asof_join *j)
 /* The buffer the history keeps a right record in: its bytes, then what was found ahead
  * in it for --select, where asof_right_known_bytes finds it. */
 char *
-asof_hist_copy(const struct asof_in *in)
+asof_hist_copy(const char *bytes, size_t len, const struct asof_known *known)
 {
-	size_t known = in->known.n > 0 ? sizeof in->known : 0;
-	char *raw = ss_xmalloc(in->len + known ? in->len + known : 1);
+	size_t more = known->n > 0 ? sizeof *known : 0;
+	char *raw = ss_xmalloc(len + more ? len + more : 1);
 
-	memcpy(raw, in->raw, in->len);
-	if (known > 0)
-		memcpy(raw + in->len, &in->known, known);
+	memcpy(raw, bytes, len);
+	if (more > 0)
+		memcpy(raw + len, known, more);
 	return raw;
 }
 
@@ -156,9 +156,8 @@ asof_history_put(asof_join *j, struct asof_key *k, const struct asof_in *in, uin
 			return NULL;
 		return &j->near[0];
 	}
-	size_t known = in->known.n > 0 ? sizeof in->known : 0;
-	char *raw = in->hist ? in->hist : asof_hist_copy(in);
-	const struct asof_right *r = asof_hist_put(k, in->t, seq, raw, in->len, known > 0);
+	char *raw = in->hist ? in->hist : asof_hist_copy(in->raw, in->len, &in->known);
+	const struct asof_right *r = asof_hist_put(k, in->t, seq, raw, in->len, in->known.n > 0);
 	if (r == NULL)
 		return NULL;
 	if (j->st)
