@@ -17,6 +17,7 @@
 #include "stream/feed.h"
 #include "stream/ndjson.h"
 #include "stream/partwm.h"
+#include "stream/tpindex.h"
 #include "stream/wfile.h"
 
 /* Commit at least this often while records stream in without a pause, so the other
@@ -45,6 +46,7 @@ struct flow {
 	ss_feed_in *feed;          /* the input's writer, when the input is a pipe */
 	struct ss_feed_part *file; /* the partitions of a regular file, read beforehand */
 	size_t nfile;
+	struct ss_tpindex fileindex; /* where each is in file */
 	bool started, told, blind_told;
 	int expect;        /* --partitions */
 	const char *blind; /* what a writer that does not tell costs, for the message */
@@ -210,14 +212,21 @@ flow_pass(struct flow *f, const char *line, size_t len)
 	ss_writer_putc(f->out, '\n');
 }
 
+static bool
+is_file_part(const void *owner, size_t at, const char *topic, int32_t partition)
+{
+	const struct ss_feed_part *p = &((const struct flow *)owner)->file[at];
+
+	return p->partition == partition && strcmp(p->topic, topic) == 0;
+}
+
 static struct ss_feed_part *
 file_part(struct flow *f, const struct ss_envelope *env, size_t *cap)
 {
-	size_t i;
+	size_t at = ss_tpindex_find(&f->fileindex, env->topic, env->partition, is_file_part, f);
 
-	for (i = 0; i < f->nfile; i++)
-		if (f->file[i].partition == env->partition && strcmp(f->file[i].topic, env->topic) == 0)
-			return &f->file[i];
+	if (at != SIZE_MAX)
+		return &f->file[at];
 	if (f->nfile == *cap) {
 		*cap = *cap ? 2 * *cap : 16;
 		f->file = ss_xrealloc(f->file, *cap * sizeof *f->file);
@@ -225,6 +234,7 @@ file_part(struct flow *f, const struct ss_envelope *env, size_t *cap)
 	f->file[f->nfile] = (struct ss_feed_part){ .partition = env->partition,
 	    .state = SS_FEED_ENDED };
 	snprintf(f->file[f->nfile].topic, sizeof f->file[f->nfile].topic, "%s", env->topic);
+	ss_tpindex_add(&f->fileindex, env->topic, env->partition, f->nfile);
 	return &f->file[f->nfile++];
 }
 
@@ -328,6 +338,7 @@ flow_free(struct flow *f)
 	ss_expr_free(f->ts);
 	ss_errpolicy_close(f->onerror);
 	free(f->file);
+	ss_tpindex_free(&f->fileindex);
 }
 
 void

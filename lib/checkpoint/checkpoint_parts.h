@@ -27,6 +27,7 @@
 #include "stream/envelope.h"
 #include "stream/feed.h"
 #include "stream/partwm.h"
+#include "stream/tpindex.h"
 
 /* The state column of the file is enum ss_partwm_state (NULL for heard), or: */
 #define CKPART_UNWRITTEN (-2) /* no state written yet */
@@ -37,11 +38,20 @@ struct ckpart {
 	int written;              /* the state last written to the file, or CKPART_UNWRITTEN */
 	bool moved;               /* a record since the last write */
 	bool dirty;               /* something to write */
+	size_t heap_at;           /* where in the heap of holders (struct ckparts), if there */
 };
 
 struct ckparts {
 	struct ckpart *v;
-	size_t n, cap, last;
+	size_t n, cap;
+	struct ss_tpindex index; /* where each partition is in v */
+	/* the rule folded over all partitions (stream_low), while low_ok; how many of them
+	 * have a time then; and those that hold the marker with a time (positions in v), a
+	 * min-heap by time, whose top is low.lo */
+	struct ss_partwm_low low;
+	size_t timed;
+	bool low_ok;
+	size_t *heap, nheap;
 	int64_t idle;    /* ns of silence after which a heard or caught-up partition stops holding */
 	int expect;      /* --partitions: without a writer that tells, wait for that many */
 	int64_t started; /* monotonic */
@@ -53,7 +63,8 @@ struct ckparts {
 int64_t ckparts_now(void);
 void ckparts_init(struct ckparts *s, int64_t idle, int expect);
 void ckparts_free(struct ckparts *s);
-/* The partition, added (unread, unlisted, seen now) if new. */
+/* The partition, added (unread, unlisted, seen now) if new, for the caller to change
+ * (what was folded over the partitions is folded again when next asked for). */
 struct ckpart *ckparts_get(struct ckparts *s, const char *topic, int32_t partition);
 /* A record of env's partition with event time ts was read. */
 void ckparts_note(struct ckparts *s, const struct ss_envelope *env, int64_t ts, int64_t now);
@@ -66,10 +77,10 @@ enum ss_partwm_state ckpart_state(const struct ckparts *s, const struct ckpart *
 /* The stream's marker into *lo: false when it is unknown (a partition that holds it has
  * delivered nothing, or there is nothing at all). top: the largest event time of the
  * stream, or NULL for none. */
-bool ckparts_low(const struct ckparts *s, int64_t now, const int64_t *top, int64_t *lo);
+bool ckparts_low(struct ckparts *s, int64_t now, const int64_t *top, int64_t *lo);
 /* How many partitions the stream waits for before its marker counts: those that hold it
  * without a record (told), or the --partitions not heard from yet (not told). */
-int ckparts_waiting(const struct ckparts *s, int64_t now);
+int ckparts_waiting(struct ckparts *s, int64_t now);
 /* Mark the partitions whose state changed since last written; true if any is dirty. */
 bool ckparts_restate(struct ckparts *s);
 #endif
