@@ -675,6 +675,51 @@ status_json() { ss-checkpoint "$T/st.db" status activity --json; }
 		'["2023-01-01T13:00:00Z",0,["done","done"]]' ]
 }
 
+# many_pulse MODE THRESHOLD NPARTS: a pulse on $T/a, read as a file or through a pipe
+# with --partitions NPARTS, against the weather heartbeat; prints the dependent marker of
+# its first downtime (then lets it recover) or "none"; every record passes in the end
+many_pulse() {
+	local in="$T/a" parts=()
+	if [ "$1" = pipe ]; then
+		mkfifo "$T/in.$$"
+		cat "$T/a" >"$T/in.$$" &
+		in="$T/in.$$" parts=(--partitions "$3")
+	fi
+	ss-checkpoint "$T/st.db" pulse activity --dependency "weather=$2s" --ts .value.timestamp \
+		"${parts[@]}" --events "$T/events" <"$in" >"$T/out" 2>"$T/err" &
+	PULSE=$!
+	wait_until eval 'not_running $PULSE || has_events downtime 1' >&2
+	if has_events downtime 1; then
+		jq -r .dependent_marker "$T/events"
+		wth 23:59 | hb activity weather >/dev/null
+	else
+		echo none
+	fi
+	wait "$PULSE"
+	rm -f "$T/in.$$"
+	[ ! -s "$T/err" ] && cmp "$T/a" "$T/out" >&2
+}
+
+@test "partitions: hundreds of them in random order: the first downtime starts where a brute force says (a file, a pipe)" {
+	local seed n dep thr_file want_file thr_pipe want_pipe
+	# seeds 1..SS_CHECKPOINT_MANY (default 12): 1 to 600 partitions, up to 12 records each
+	for seed in $(seq "${SS_CHECKPOINT_MANY:-12}"); do
+		python3 "$BATS_TEST_DIRNAME/checkpoint-many-gen.py" "$seed" "$T"
+		read -r n dep thr_file want_file thr_pipe want_pipe <"$T/expect"
+		for mode in file pipe; do
+			rm -f "$T"/st.db* "$T/events"
+			printf '{"timestamp":"%s","value":"sun"}\n' "$dep" | hb activity weather >/dev/null
+			local thr=$thr_file want=$want_file
+			[ "$mode" = file ] || thr=$thr_pipe want=$want_pipe
+			got=$(many_pulse "$mode" "$thr" "$n")
+			[ "$got" = "$want" ] || {
+				echo "seed $seed, $mode, $n partitions, --dependency weather=${thr}s: first downtime at $got, want $want" >&2
+				return 1
+			}
+		done
+	done
+}
+
 @test "partitions: heartbeat --partitions N: no heartbeat before N partitions were heard from or --idle passed" {
 	test_must_fail 2 ss-checkpoint "$T/st.db" heartbeat activity weather --partitions -1
 	mkfifo "$T/w"
