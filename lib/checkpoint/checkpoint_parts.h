@@ -38,20 +38,15 @@ struct ckpart {
 	int written;              /* the state last written to the file, or CKPART_UNWRITTEN */
 	bool moved;               /* a record since the last write */
 	bool dirty;               /* something to write */
-	size_t heap_at;           /* where in the heap of holders (struct ckparts), if there */
 };
 
 struct ckparts {
 	struct ckpart *v;
 	size_t n, cap;
 	struct ss_tpindex index; /* where each partition is in v */
-	/* the rule folded over all partitions (stream_low), while low_ok; how many of them
-	 * have a time then; and those that hold the marker with a time (positions in v), a
-	 * min-heap by time, whose top is low.lo */
-	struct ss_partwm_low low;
-	size_t timed;
-	bool low_ok;
-	size_t *heap, nheap;
+	struct ss_partwm_fold fold; /* the rule folded over them, kept up to date */
+	size_t timed;            /* how many have a time, while timed_ok */
+	bool timed_ok;
 	int64_t idle;    /* ns of silence after which a heard or caught-up partition stops holding */
 	int expect;      /* --partitions: without a writer that tells, wait for that many */
 	int64_t started; /* monotonic */
