@@ -34,6 +34,14 @@ check() {
 	done
 }
 
+@test "300 partitions at different speeds: defer equals the reference, none late (pipes, --right-partitions)" {
+	# the watermark is kept record by record over the partitions (stream/partwm.h's fold)
+	for seed in 1 2; do
+		gen "$seed" "$T" 5 300
+		for dir in backward nearest; do check "$seed" "$dir" <(cat "$T/right") --right-partitions 300; done
+	done
+}
+
 @test "enveloped right records from a writer that does not tell its partitions: exact at its end, said once" {
 	gen 9 "$T" 5
 	run --separate-stderr ss-asof --by .k --on .t --grace 5s "$T/left" <(cat "$T/right")

@@ -17,7 +17,7 @@ for p in range(parts):
     step = 1 + 3 * p                       # partition p covers (1+3p) times the event time
     times = [i * step + rng.randrange(step) for i in range(n)]
     arrive = sorted(times, key=lambda t: t + rng.random() * grace)
-    keys = [k for k in range(12) if k % parts == p]
+    keys = [k for k in range(max(12, parts)) if k % parts == p]
     queues.append([(t, rng.choice(keys)) for t in arrive])
 end = max(q[-1][0] for q in queues)
 offset = [0] * parts
@@ -32,4 +32,4 @@ with open(d + "/right", "w") as env, open(d + "/right.bare", "w") as bare:
         offset[p] += 1
 with open(d + "/left", "w") as f:
     for i, t in enumerate(sorted(rng.randrange(-5, end + 5) for _ in range(300))):
-        f.write(json.dumps({"t": t, "k": rng.randrange(12), "v": "l%d" % i}, separators=(",", ":")) + "\n")
+        f.write(json.dumps({"t": t, "k": rng.randrange(max(12, parts)), "v": "l%d" % i}, separators=(",", ":")) + "\n")

@@ -563,8 +563,8 @@ asof_join_free(asof_join *j)
 	free(j->near[1].raw);
 	free(j->heap.v);
 	free(j->outbox.v);
-	free(j->rparts.v);
-	free(j->lparts.v);
+	asof_parts_free(&j->rparts);
+	asof_parts_free(&j->lparts);
 	asof_map_free(&j->keys);
 	ss_buf_free(&j->obuf);
 	free(j);

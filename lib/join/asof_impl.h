@@ -18,6 +18,7 @@
 #include "base/jscan.h"
 #include "base/proj.h"
 #include "stream/partwm.h"
+#include "stream/tpindex.h"
 
 #define ASOF_NONE SS_PARTWM_NONE /* no time yet, as for a partition (partwm.h) */
 #define CHECKPOINT_RECORDS 10000
@@ -153,7 +154,9 @@ struct asof_part {
 
 struct asof_parts {
 	struct asof_part *v;
-	size_t n, cap, last;
+	size_t n, cap;
+	struct ss_tpindex index;   /* where each is in v */
+	struct ss_partwm_fold fold; /* their rule folded, kept up to date (asof_wm.c) */
 };
 
 /* --acks: a result written in this run and kept in the state until delivered. */
@@ -610,7 +613,10 @@ uint64_t asof_record_offset(const ss_asof *j, const ss_reader *r, bool left);
 void asof_progress(ss_asof *j);
 
 /* asof_wm.c: the partition-aware right watermark and left time. */
+/* The partition, added if new, for the caller to change (the fold over them is done
+ * again when next asked for). */
 struct asof_part *asof_part_get(struct asof_parts *ps, const char *topic, int32_t partition);
+void asof_parts_free(struct asof_parts *ps);
 /* Take in what the right input's writer says about its partitions (after a refresh). */
 void asof_wm_feed(asof_join *j);
 /* A record of this partition was read, whether applied or not (bad, late, a replay). */

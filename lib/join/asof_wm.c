@@ -18,6 +18,7 @@
  *
  * The left time that bounds right history (only with --retain) is the minimum over the
  * left partitions heard from, ignoring those silent for --idle. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,34 +33,90 @@ sat_sub(int64_t a, int64_t b)
 	return a < INT64_MIN + b ? INT64_MIN + 1 : a - b;
 }
 
-struct asof_part *
-asof_part_get(struct asof_parts *ps, const char *topic, int32_t partition)
+static bool
+is_part(const void *owner, size_t at, const char *topic, int32_t partition)
 {
-	struct asof_part *p;
+	const struct asof_part *p = &((const struct asof_parts *)owner)->v[at];
 
-	/* consecutive records often come from the same partition */
-	if (ps->last < ps->n) {
-		p = &ps->v[ps->last];
-		if (p->partition == partition && strcmp(p->topic, topic) == 0)
-			return p;
-	}
-	for (size_t i = 0; i < ps->n; i++) {
-		p = &ps->v[i];
-		if (p->partition == partition && strcmp(p->topic, topic) == 0) {
-			ps->last = i;
-			return p;
-		}
-	}
+	return p->partition == partition && strcmp(p->topic, topic) == 0;
+}
+
+/* The partition, added if new; what the fold over them holds is still true. */
+static struct asof_part *
+part(struct asof_parts *ps, const char *topic, int32_t partition)
+{
+	size_t at = ss_tpindex_find(&ps->index, topic, partition, is_part, ps);
+
+	if (at != SIZE_MAX)
+		return &ps->v[at];
 	if (ps->n == ps->cap) {
 		ps->cap = ps->cap ? 2 * ps->cap : 16;
 		ps->v = ss_xrealloc(ps->v, ps->cap * sizeof *ps->v);
 	}
-	p = &ps->v[ps->n];
+	struct asof_part *p = &ps->v[ps->n];
 	*p = (struct asof_part){.partition = partition, .wm = {.maxt = ASOF_NONE, .seen = ss_time_mono(),
 				.pos = -1, .feed = -1, .feed_last = -1}};
 	strcpy(p->topic, topic);
-	ps->last = ps->n++;
+	ss_tpindex_add(&ps->index, topic, partition, ps->n++);
 	return p;
+}
+
+struct asof_part *
+asof_part_get(struct asof_parts *ps, const char *topic, int32_t partition)
+{
+	struct asof_part *p = part(ps, topic, partition);
+
+	ss_partwm_fold_drop(&ps->fold); /* the caller may change it */
+	return p;
+}
+
+void
+asof_parts_free(struct asof_parts *ps)
+{
+	free(ps->v);
+	ss_tpindex_free(&ps->index);
+	ss_partwm_fold_free(&ps->fold);
+}
+
+/* The partitions' struct ss_partwm_part, for their fold. */
+#define PARTS_WM(ps) ((const char *)(ps)->v + offsetof(struct asof_part, wm)), sizeof(struct asof_part)
+
+/* A record of partition p (of ps, under rule r) was read: its time (or ASOF_NONE for
+ * none to take), its offset and when, and the fold follows. */
+static void
+part_read(struct asof_parts *ps, const struct ss_partwm_rule *r, struct asof_part *p, int64_t t,
+	  int64_t offset, int64_t now)
+{
+	struct ss_partwm_low before = ss_partwm_share(r, &p->wm, now);
+
+	p->wm.seen = now;
+	if (offset > p->wm.pos)
+		p->wm.pos = offset;
+	if (t != ASOF_NONE && (p->wm.maxt == ASOF_NONE || t > p->wm.maxt))
+		p->wm.maxt = t;
+	ss_partwm_fold_move(&ps->fold, r, PARTS_WM(ps), (size_t)(p - ps->v), &before, now);
+}
+
+/* How a join reads the right partitions' states (partwm.h): it cannot answer without a
+ * revoked partition, nor without one the writer does not list (restored from the
+ * state, or not listed yet); without a writer that tells, one heard from may turn idle
+ * only with --right-partitions. A writer that has no partitions yet (before its
+ * assignment) tells nothing. */
+static struct ss_partwm_rule
+right_rule(const asof_join *j)
+{
+	bool told = (ss_feed_known(j->cx->rfeed) && j->feed_parts > 0) || j->partition >= 0;
+
+	return (struct ss_partwm_rule){.idle = j->o.idle, .told = told,
+				       .heard_idles = j->o.right_partitions > 0, .unlisted_reads = true};
+}
+
+/* The left partitions: each holds the left time until silent for --idle (a writer's
+ * word about them is not taken). */
+static struct ss_partwm_rule
+left_rule(const asof_join *j)
+{
+	return (struct ss_partwm_rule){.idle = j->o.idle, .heard_idles = true};
 }
 
 /* Does the partition belong to this join's right side? */
@@ -92,11 +149,10 @@ asof_wm_feed(asof_join *j)
 void
 asof_wm_seen(asof_join *j, bool left, const struct ss_envelope *env)
 {
-	struct asof_part *p = asof_part_get(left ? &j->lparts : &j->rparts, env->topic, env->partition);
+	struct asof_parts *ps = left ? &j->lparts : &j->rparts;
+	struct ss_partwm_rule r = left ? left_rule(j) : right_rule(j);
 
-	p->wm.seen = ss_time_mono();
-	if (env->offset > p->wm.pos)
-		p->wm.pos = env->offset;
+	part_read(ps, &r, part(ps, env->topic, env->partition), ASOF_NONE, env->offset, ss_time_mono());
 }
 
 /* Without a writer that tells the partitions: have enough of them spoken? */
@@ -115,17 +171,6 @@ asof_wm_blind(const asof_join *j)
 	       j->o.right_partitions == 0 && j->partition < 0;
 }
 
-/* How a join reads the right partitions' states (partwm.h): it cannot answer without a
- * revoked partition, nor without one the writer does not list (restored from the
- * state, or not listed yet); without a writer that tells, one heard from may turn idle
- * only with --right-partitions. */
-static struct ss_partwm_rule
-right_rule(const asof_join *j, bool told)
-{
-	return (struct ss_partwm_rule){.idle = j->o.idle, .told = told,
-				       .heard_idles = j->o.right_partitions > 0, .unlisted_reads = true};
-}
-
 /* Has the right input had no record at all (this run or in the state), where that is
  * an error? Then its writer's word that every partition ended releases nothing: the left
  * records wait for the end of the input, which fails the run (asof_check_right_empty)
@@ -142,18 +187,14 @@ right_none(const asof_join *j)
 static int64_t
 right_low(asof_join *j, int64_t now)
 {
-	/* a writer that has no partitions yet (before its assignment) tells nothing */
-	bool told = (ss_feed_known(j->cx->rfeed) && j->feed_parts > 0) || j->partition >= 0;
-	struct ss_partwm_rule r = right_rule(j, told);
-	struct ss_partwm_low l = SS_PARTWM_LOW_INIT;
+	struct ss_partwm_rule r = right_rule(j);
+	struct ss_partwm_low l = ss_partwm_fold_get(&j->rparts.fold, &r, PARTS_WM(&j->rparts), j->rparts.n, now);
 
-	for (size_t i = 0; i < j->rparts.n; i++)
-		ss_partwm_low_add(&l, &r, &j->rparts.v[i].wm, now);
 	j->idle_next = l.idle_next;
 	if (j->maxr != ASOF_NONE && j->maxr < l.lo)
 		l.lo = j->maxr; /* records without an envelope: one more ordered stream */
 	if ((j->maxr == ASOF_NONE && j->rparts.n == 0) || l.timeless > 0 ||
-	    (j->rparts.n > 0 && !told && !enough_heard(j, now)))
+	    (j->rparts.n > 0 && !r.told && !enough_heard(j, now)))
 		return ASOF_NONE;
 	if (l.lo == INT64_MAX && l.idle_hi != ASOF_NONE)
 		return l.idle_hi; /* only idle ones: no further than they went */
@@ -187,10 +228,23 @@ asof_wm_promise(asof_join *j, int64_t t)
 /* Is the right record late: older than its own partition's newest time (minus
  * --grace), or than the watermark released (its partition was not waited for)?
  * If not, advance its partition and the watermark. */
+/* A right record's time is past its partition's newest (p, read under rule r), or past
+ * that of the records without an envelope (p NULL). */
+static void
+right_rises(asof_join *j, struct asof_part *p, const struct ss_partwm_rule *r, int64_t t, int64_t now)
+{
+	if (p == NULL)
+		j->maxr = t;
+	else
+		part_read(&j->rparts, r, p, t, -1, now);
+}
+
 bool
 asof_wm_right(asof_join *j, const struct asof_in *in)
 {
-	int64_t *maxt = &j->maxr;
+	int64_t *maxt = &j->maxr, now = ss_time_mono();
+	struct asof_part *p = NULL;
+	struct ss_partwm_rule r = {0};
 
 	j->cx->right_seen = true;
 	if (in->has_env) {
@@ -199,21 +253,21 @@ asof_wm_right(asof_join *j, const struct asof_in *in)
 				j->cx->feed_gen++;
 			asof_wm_feed(j);
 		}
-		struct asof_part *p = asof_part_get(&j->rparts, in->env.topic, in->env.partition);
-		p->wm.seen = ss_time_mono();
-		if (in->env.offset > p->wm.pos)
-			p->wm.pos = in->env.offset;
+		r = right_rule(j);
+		p = part(&j->rparts, in->env.topic, in->env.partition);
+		part_read(&j->rparts, &r, p, ASOF_NONE, in->env.offset, now);
 		maxt = &p->wm.maxt;
 	}
+	bool rises = *maxt == ASOF_NONE || in->t > *maxt;
 	if (j->cx->right_whole) {
-		if (*maxt == ASOF_NONE || in->t > *maxt)
-			*maxt = in->t; /* kept for the state; the end of the file releases all */
+		if (rises) /* kept for the state; the end of the file releases all */
+			right_rises(j, p, &r, in->t, now);
 		return false;
 	}
 	if ((*maxt != ASOF_NONE && in->t < sat_sub(*maxt, j->o.grace)) || (j->wm != ASOF_NONE && in->t < j->wm))
 		return true;
-	if (*maxt == ASOF_NONE || in->t > *maxt) {
-		*maxt = in->t;
+	if (rises) {
+		right_rises(j, p, &r, in->t, now);
 		if (j->rparts.n == 0) /* the hot path of one ordered stream */
 			j->wm = sat_sub(in->t, j->o.grace);
 		else
@@ -237,21 +291,19 @@ asof_wm_timeout(const asof_join *j)
 	return t < 0 || idle < t ? idle : t;
 }
 
+/* The left time: the lowest newest time over the left partitions not silent for --idle
+ * (and of records without an envelope); when all are silent, the highest they got to. */
 void
 asof_lw_update(asof_join *j)
 {
-	int64_t now = ss_time_mono(), lo = j->lw_bare, hi = j->lw_bare;
+	struct ss_partwm_rule r = left_rule(j);
+	struct ss_partwm_low l = ss_partwm_fold_get(&j->lparts.fold, &r, PARTS_WM(&j->lparts), j->lparts.n,
+						    ss_time_mono());
+	int64_t lo = j->lw_bare;
 
-	for (size_t i = 0; i < j->lparts.n; i++) {
-		const struct ss_partwm_part *p = &j->lparts.v[i].wm;
-		if (p->maxt == ASOF_NONE)
-			continue;
-		if (p->maxt > hi)
-			hi = p->maxt;
-		if (now - p->seen < j->o.idle && (lo == ASOF_NONE || p->maxt < lo))
-			lo = p->maxt;
-	}
-	j->lw = lo == ASOF_NONE ? hi : lo;
+	if (l.held > 0 && (lo == ASOF_NONE || l.lo < lo))
+		lo = l.lo;
+	j->lw = lo != ASOF_NONE ? lo : l.idle_hi;
 }
 
 void
@@ -266,16 +318,13 @@ asof_lw_left(asof_join *j, const struct asof_in *in)
 			return;
 		}
 	} else {
-		struct asof_part *p = asof_part_get(&j->lparts, in->env.topic, in->env.partition);
+		struct asof_part *p = part(&j->lparts, in->env.topic, in->env.partition);
+		struct ss_partwm_rule r = left_rule(j);
 		int64_t now = ss_time_mono();
-		bool was_idle = now - p->wm.seen >= j->o.idle;
-		p->wm.seen = now;
-		if (in->env.offset > p->wm.pos)
-			p->wm.pos = in->env.offset;
-		if (in->t <= p->wm.maxt && !was_idle)
+		bool was_idle = now - p->wm.seen >= j->o.idle, rises = in->t > p->wm.maxt;
+		part_read(&j->lparts, &r, p, in->t, in->env.offset, now);
+		if (!rises && !was_idle)
 			return; /* nothing changes */
-		if (in->t > p->wm.maxt)
-			p->wm.maxt = in->t;
 	}
 	asof_lw_update(j);
 }
