@@ -242,12 +242,13 @@ right_rises(asof_join *j, struct asof_part *p, const struct ss_partwm_rule *r, i
 bool
 asof_wm_right(asof_join *j, const struct asof_in *in)
 {
-	int64_t *maxt = &j->maxr, now = ss_time_mono();
+	int64_t *maxt = &j->maxr, now = 0;
 	struct asof_part *p = NULL;
 	struct ss_partwm_rule r = {0};
 
 	j->cx->right_seen = true;
 	if (in->has_env) {
+		now = ss_time_mono();
 		if (j->rparts.n == 0 && j->partition < 0) { /* the first: what are the others? */
 			if (ss_feed_refresh(j->cx->rfeed, true))
 				j->cx->feed_gen++;
