@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# bench/keys.sh [N]: does a key cost the same with 100, 10,000 or 1,000,000 distinct keys
+# (issue 14: the key map stays O(1))? N (default 1,000,000) records per side of the wide
+# shape (bench/gen.py --shape wide --stations K), the key at .meta.station. For each K:
+# ss-asof's join (whole records, and --select of two fields) and ss-cache put keyed by
+# the station (K rows, each overwritten N/K times), each against the same run at K = 100
+# in this invocation: the ratio is the cost of more keys (1.0: none). Also the topic-
+# partitions of ss-checkpoint's pulse: 300,000 records over 100, 10,000 and 100,000
+# partitions, each against 100. Prints wall and CPU seconds, peak RSS and the ratios.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${1:-1000000}
+dir=${BENCH_DIR:-bench/.data}
+mkdir -p "$dir"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+make -s bin/ss-asof bin/ss-cache bin/ss-checkpoint >/dev/null
+
+# run NAME CMD...: wall, CPU (user + system) and peak RSS of CMD, its output dropped
+run() {
+	local name=$1
+	shift
+	/usr/bin/time -f '%e %U %S %M' -o "$out/time" "$@" >/dev/null
+	read -r wall user sys kb <"$out/time"
+	echo "$name $wall $(echo "$user + $sys" | bc) $((kb / 1024))"
+}
+
+data() { # data K: the wide files with K stations
+	local d="$dir/keys-$n-$1"
+	[ -f "$d/.done" ] || { python3 bench/gen.py "$n" "$d" --shape wide --stations "$1" >/dev/null && touch "$d/.done"; }
+	echo "$d"
+}
+
+parts() { # parts P: 300,000 enveloped records over P partitions, times rising
+	local f="$dir/parts-$1.ndjson"
+	[ -s "$f" ] || python3 - "$1" >"$f" <<'PY'
+import sys
+p = int(sys.argv[1])
+for i in range(300000):
+    print('{"topic":"activity","partition":%d,"offset":%d,"timestamp":0,"key":null,'
+          '"value":{"timestamp":%d,"value":"walking home"},"headers":{}}' % (i % p, i // p, 1672567200 + i))
+PY
+	echo "$f"
+}
+
+join=(--by .meta.station --on .ts --ts-unit ms)
+{
+	for k in 100 10000 1000000; do
+		d=$(data "$k")
+		run "ss-asof $k" bin/ss-asof "$d/activity.ndjson" "$d/weather.ndjson" "${join[@]}"
+		run "ss-asof--select $k" bin/ss-asof "$d/activity.ndjson" "$d/weather.ndjson" "${join[@]}" \
+			--select '[.left.aid, .right.wid]'
+		rm -f "$out"/c.db*
+		run "ss-cache-put $k" bin/ss-cache "$out/c.db" put --key .meta.station <"$d/weather.ndjson"
+	done
+	for p in 100 10000 100000; do
+		f=$(parts "$p")
+		rm -f "$out"/p.db*
+		run "ss-checkpoint-pulse $p" sh -c "bin/ss-checkpoint '$out/p.db' pulse activity \
+			--dependency weather=30d --ts .value.timestamp <'$f'"
+	done
+} >"$out/runs"
+echo "records: $n per side (ss-checkpoint: 300,000)"
+printf '%-22s %10s %8s %8s %8s %10s\n' run keys wall_s cpu_s rss_mb "x_first"
+awk '{ name = $1; k = $2
+	if (!(name in base)) base[name] = $3
+	printf "%-22s %10s %8.2f %8.2f %8d %9.2fx\n", name, k, $3, $4, $5, $3 / base[name] }' "$out/runs"
