@@ -228,52 +228,38 @@ asof_wm_promise(asof_join *j, int64_t t)
 /* Is the right record late: older than its own partition's newest time (minus
  * --grace), or than the watermark released (its partition was not waited for)?
  * If not, advance its partition and the watermark. */
-/* A right record's time is past its partition's newest (p, read under rule r), or past
- * that of the records without an envelope (p NULL). */
-static void
-right_rises(asof_join *j, struct asof_part *p, const struct ss_partwm_rule *r, int64_t t, int64_t now)
-{
-	if (p == NULL)
-		j->maxr = t;
-	else
-		part_read(&j->rparts, r, p, t, -1, now);
-}
-
 bool
 asof_wm_right(asof_join *j, const struct asof_in *in)
 {
-	int64_t *maxt = &j->maxr, now = 0;
 	struct asof_part *p = NULL;
-	struct ss_partwm_rule r = {0};
 
 	j->cx->right_seen = true;
 	if (in->has_env) {
-		now = ss_time_mono();
 		if (j->rparts.n == 0 && j->partition < 0) { /* the first: what are the others? */
 			if (ss_feed_refresh(j->cx->rfeed, true))
 				j->cx->feed_gen++;
 			asof_wm_feed(j);
 		}
-		r = right_rule(j);
 		p = part(&j->rparts, in->env.topic, in->env.partition);
-		part_read(&j->rparts, &r, p, ASOF_NONE, in->env.offset, now);
-		maxt = &p->wm.maxt;
 	}
-	bool rises = *maxt == ASOF_NONE || in->t > *maxt;
-	if (j->cx->right_whole) {
-		if (rises) /* kept for the state; the end of the file releases all */
-			right_rises(j, p, &r, in->t, now);
-		return false;
+	int64_t maxt = p != NULL ? p->wm.maxt : j->maxr;
+	/* (a whole right file: nothing is late, its times are kept for the state, and its
+	 * end releases all) */
+	bool late = !j->cx->right_whole && ((maxt != ASOF_NONE && in->t < sat_sub(maxt, j->o.grace)) ||
+					    (j->wm != ASOF_NONE && in->t < j->wm));
+	int64_t take = !late && (maxt == ASOF_NONE || in->t > maxt) ? in->t : ASOF_NONE;
+	if (p != NULL) { /* read, late or not: its partition went on */
+		struct ss_partwm_rule r = right_rule(j);
+		part_read(&j->rparts, &r, p, take, in->env.offset, ss_time_mono());
+	} else if (take != ASOF_NONE) {
+		j->maxr = take;
 	}
-	if ((*maxt != ASOF_NONE && in->t < sat_sub(*maxt, j->o.grace)) || (j->wm != ASOF_NONE && in->t < j->wm))
-		return true;
-	if (rises) {
-		right_rises(j, p, &r, in->t, now);
-		if (j->rparts.n == 0) /* the hot path of one ordered stream */
-			j->wm = sat_sub(in->t, j->o.grace);
-		else
-			asof_wm_update(j);
-	}
+	if (take == ASOF_NONE || j->cx->right_whole)
+		return late;
+	if (j->rparts.n == 0) /* the hot path of one ordered stream */
+		j->wm = sat_sub(in->t, j->o.grace);
+	else
+		asof_wm_update(j);
 	return false;
 }
 
