@@ -9,7 +9,7 @@ setup_file() {
 		--topic trickle:1 --topic dry:1 --topic bad-fail:1 --topic bad-skip:1 --topic bad-dl:1 \
 		--topic term:1 --topic parts:2 --topic raw:1 \
 		--topic murmur2:2 --topic murmur3:3 --topic murmur7:7 --topic murmur16:16 \
-		--topic crc7:7 --topic crc16:16 --topic textkeys:5 --topic order:1 --topic quiet:1
+		--topic crc7:7 --topic crc16:16 --topic textkeys:5 --topic order:1
 }
 teardown_file() { mock_stop; }
 
@@ -122,23 +122,6 @@ teardown_file() { mock_stop; }
 	wait_exit $pid
 	[ "$wait_status" -eq 0 ]
 	[ "$(kcat -C -b "$B" -t trickle -e -q | wc -l)" -eq 2 ]
-}
-
-@test "a quiet input is flushed: a trickle does not wait for linger.ms" {
-	# a linger.ms of a minute: only the flush once the input is quiet sends the line in time
-	mkfifo "$T/in"
-	ss-produce -b "$B" -X linger.ms=60000 -X message.timeout.ms=120000 quiet <"$T/in" 2>"$T/err" &
-	pid=$!
-	exec 7>"$T/in"
-	echo '{"first":1}' >&7
-	run timeout 20 kcat -C -b "$B" -t quiet -o beginning -c 1 -q
-	exec 7>&-
-	assert_success
-	assert_output '{"first":1}'
-	wait_exit $pid
-	[ "$wait_status" -eq 0 ]
-	run cat "$T/err"
-	assert_output ''
 }
 
 @test "--key and --value projections are sent as jq prints them" {

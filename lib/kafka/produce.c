@@ -3,9 +3,8 @@
  * headers, timestamp or partition), in a batch of up to BATCH_MAX lines handed over in
  * one rd_kafka_produce_batch call whenever it is full or the input pauses (so a trickle
  * waits for nothing): rd_kafka_produce reads the clock three times and takes locks per
- * record, a fifth of ss-produce's CPU. linger.ms is long, and what is held is flushed
- * once the input is quiet (see producer_defaults); delivery reports are served between
- * batches and while waiting for input. Records in flight are kept in the order
+ * record, a fifth of ss-produce's CPU. linger.ms is small; delivery reports are served
+ * between batches and while waiting for input. Records in flight are kept in the order
  * sent with their input line numbers (the opaque is the send number), so a failed
  * delivery names its line and --acks can count the lines delivered: every line before
  * the oldest record not yet delivered (a batched record is in flight from the start). */
@@ -28,8 +27,6 @@
 #define ACKS_EVERY_NS (100 * INT64_C(1000000))
 #define BATCH_MAX 1024
 #define BATCH_BYTES (1u << 20)
-#define IDLE_QUIET_MS 5
-#define IDLE_FLUSH_MS 10
 
 /* Records handed to librdkafka and not yet reported on, oldest first. */
 struct inflight {
@@ -219,6 +216,7 @@ flush_all(struct producer *pr)
 	if (pr->rk == NULL)
 		return;
 	batch_send(pr);
+	/* rd_kafka_flush, not a poll loop: what is held is sent now, not after linger.ms */
 	while (rd_kafka_flush(pr->rk, 100) == RD_KAFKA_RESP_ERR__TIMED_OUT)
 		;
 	rd_kafka_poll(pr->rk, 0);
@@ -478,9 +476,7 @@ await_brokers(struct producer *pr)
 
 /* Waiting for input. Until the brokers answered, the wait asks them, so a wrong broker
  * or topic is said without waiting for the first record; and an input that ends before
- * any record needs no broker at all. Records still held once the input has been quiet for
- * IDLE_QUIET_MS are flushed (rd_kafka_flush makes linger.ms immediate while it runs): a
- * pipeline's short pauses still fill whole batches. */
+ * any record needs no broker at all. */
 static void
 idle_wait(struct producer *pr, struct pollfd *pfd)
 {
@@ -495,11 +491,6 @@ idle_wait(struct producer *pr, struct pollfd *pfd)
 		}
 		if (ss_time_mono_ms() >= pr->connect_by)
 			ss_kafka_die_unreachable(&pr->o->k, err);
-	}
-	if (pr->connected && pr->fl.n > 0) { /* a trickle: sent now, not after linger.ms */
-		if (poll(pfd, 1, IDLE_QUIET_MS) != 0)
-			return;
-		(void)rd_kafka_flush(pr->rk, IDLE_FLUSH_MS);
 	}
 	if (ss_time_mono_ms() < until)
 		(void)poll(pfd, 1, (int)(until - ss_time_mono_ms()));
@@ -725,22 +716,21 @@ read_input(struct producer *pr)
 /* partitioner: Kafka's Java producer puts a keyed record in toPositive(murmur2(key)) %
  * partitions; librdkafka's own default hashes with CRC32, so topics it writes are not
  * co-partitioned with those Java services write. murmur2_random is Java's hash (null keys
- * are spread as librdkafka does). -X partitioner=... still wins.
+ * are spread as librdkafka does). -X partitioner=... still wins. queue.buffering.max.messages
+ * stays librdkafka's (and kcat's) 100,000: a larger queue only lets the reader run ahead
+ * of a slower broker, into memory that must be faulted in (up to 160 MB for 1M lines).
  *
- * linger.ms and queue.buffering.max.messages: librdkafka 2.0.2's idempotent producer sends
- * a partition's next request only once fewer than 5 *messages* (not requests) of it are in
- * flight, so one request at a time; meanwhile its broker thread polls without sleeping
- * whenever the oldest record queued is older than linger.ms (a core burnt for nothing
- * while the broker works, 30-50% of ss-produce's CPU with librdkafka's 5 ms and 100,000).
- * Two full batches queued at most, and a linger longer than a request takes, keep it
- * asleep. The latency a longer linger would add to a trickle is taken away in idle_wait,
- * which flushes once the input has been quiet for IDLE_QUIET_MS. */
+ * Known cost left alone: librdkafka 2.0.2's idempotent producer sends a partition's next
+ * request only once fewer than 5 *messages* of it are in flight (one request at a time),
+ * and meanwhile its broker thread polls with a zero timeout whenever the oldest record
+ * queued is older than linger.ms. A longer linger with a short queue stops that on one
+ * partition (half the CPU), but slows keyed records over many partitions 2.5x (their
+ * batches then wait out linger.ms); no setting tried helped every shape (2026-12-03). */
 static const char *const producer_defaults[] = {
 	"partitioner", "murmur2_random",
 	"enable.idempotence", "true",
-	"linger.ms", "100",
+	"linger.ms", "5",
 	"batch.num.messages", "10000",
-	"queue.buffering.max.messages", "20000",
 	NULL,
 };
 
