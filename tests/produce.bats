@@ -9,7 +9,8 @@ setup_file() {
 		--topic trickle:1 --topic dry:1 --topic bad-fail:1 --topic bad-skip:1 --topic bad-dl:1 \
 		--topic term:1 --topic parts:2 --topic raw:1 \
 		--topic murmur2:2 --topic murmur3:3 --topic murmur7:7 --topic murmur16:16 \
-		--topic crc7:7 --topic crc16:16 --topic textkeys:5 --topic order:1
+		--topic crc7:7 --topic crc16:16 --topic textkeys:5 --topic order:1 --topic quiet:1 \
+		--topic spread:4 --topic order4:4
 }
 teardown_file() { mock_stop; }
 
@@ -122,6 +123,56 @@ teardown_file() { mock_stop; }
 	wait_exit $pid
 	[ "$wait_status" -eq 0 ]
 	[ "$(kcat -C -b "$B" -t trickle -e -q | wc -l)" -eq 2 ]
+}
+
+@test "a quiet input is sent at once: a trickle does not wait for linger.ms" {
+	# a linger.ms of a minute: only the flush once the input is quiet sends the line in time
+	mkfifo "$T/in"
+	ss-produce -b "$B" -X linger.ms=60000 -X message.timeout.ms=120000 quiet <"$T/in" 2>"$T/err" &
+	pid=$!
+	exec 7>"$T/in"
+	echo '{"first":1}' >&7
+	run timeout 20 kcat -C -b "$B" -t quiet -o beginning -c 1 -q
+	exec 7>&-
+	assert_success
+	assert_output '{"first":1}'
+	wait_exit $pid
+	[ "$wait_status" -eq 0 ]
+	run cat "$T/err"
+	assert_output ''
+}
+
+@test "records without a key are spread over the partitions, each partition in input order" {
+	seq 20000 | sed 's/.*/{"n":&}/' >"$T/in"
+	run ss-produce -b "$B" -X batch.num.messages=1000 spread <"$T/in"
+	assert_success
+	kcat -C -b "$B" -t spread -e -q -f '%p %s\n' | sed 's/{"n":\(.*\)}/\1/' >"$T/back"
+	run sort -n -k2 "$T/back"
+	[ "$(cut -d' ' -f2 <<<"$output" | tr '\n' ' ')" = "$(seq 20000 | tr '\n' ' ')" ]
+	[ "$(cut -d' ' -f1 "$T/back" | sort -u | wc -l)" -ge 2 ]
+	for p in 0 1 2 3; do
+		awk -v p=$p '$1 == p { print $2 }' "$T/back" >"$T/p$p"
+		sort -n -c "$T/p$p"
+	done
+}
+
+@test "keyed records over partitions, some sent alone, keep each key's input order" {
+	for i in $(seq 6000); do
+		if [ $((i % 7)) -eq 0 ]; then
+			printf '{"key":"k%d","value":%d,"timestamp":1714564800000}\n' $((i % 10)) $i
+		else
+			printf '{"key":"k%d","value":%d}\n' $((i % 10)) $i
+		fi
+	done >"$T/in"
+	run ss-produce -b "$B" --envelope -X batch.num.messages=100 order4 <"$T/in"
+	assert_success
+	kcat -C -b "$B" -t order4 -e -q -f '%k %s\n' >"$T/back"
+	[ "$(wc -l <"$T/back")" -eq 6000 ]
+	for k in $(seq 0 9); do
+		awk -v k=k$k '$1 == k { print $2 }' "$T/back" >"$T/k$k"
+		sort -n -c "$T/k$k"
+		[ "$(wc -l <"$T/k$k")" -eq 600 ]
+	done
 }
 
 @test "--key and --value projections are sent as jq prints them" {

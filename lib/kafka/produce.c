@@ -1,18 +1,19 @@
 /* produce: NDJSON lines to Kafka records (see produce.h).
- * Each line is handed to librdkafka as soon as it is read or, for plain records (no
- * headers, timestamp or partition), in a batch of up to BATCH_MAX lines handed over in
- * one rd_kafka_produce_batch call whenever it is full or the input pauses (so a trickle
- * waits for nothing): rd_kafka_produce reads the clock three times and takes locks per
- * record, a fifth of ss-produce's CPU. linger.ms is small; delivery reports are served
- * between batches and while waiting for input. Records in flight are kept in the order
- * sent with their input line numbers (the opaque is the send number), so a failed
- * delivery names its line and --acks can count the lines delivered: every line before
- * the oldest record not yet delivered (a batched record is in flight from the start). */
+ * Plain records (no headers, timestamp or partition) are partitioned here and held per
+ * partition in lanes until they make a request, then handed to librdkafka in one
+ * rd_kafka_produce_batch call (see "lanes" below: why, and when a lane goes early so a
+ * trickle waits for nothing); any other record is handed alone, after every lane.
+ * Delivery reports are served as records are read and while waiting for input. Records
+ * in flight are kept in the order read with their input line numbers (the opaque is the
+ * send number), so a failed delivery names its line and --acks can count the lines
+ * delivered: every line before the oldest record not yet delivered (a record in a lane
+ * is in flight from the start). */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "db/acks.h"
 #include "kafka/avro.h"
@@ -25,8 +26,14 @@
 
 #define MAX_REPORTED 10
 #define ACKS_EVERY_NS (100 * INT64_C(1000000))
-#define BATCH_MAX 1024
+#define BATCH_MAX 1024 /* records per hand-over when librdkafka partitions */
 #define BATCH_BYTES (1u << 20)
+#define LINGER_MS "100"         /* librdkafka's wait for a part request: see lanes */
+#define QUIET_MS 5              /* input quiet this long: every lane is sent */
+#define QUIET_FLUSH_MS 10
+#define LANE_AGE_NS (50 * INT64_C(1000000)) /* held longer while input flows: handed */
+#define LANES_HELD_MAX 200000   /* records held in all lanes */
+#define LANES_BYTES_MAX (64u << 20)
 
 /* Records handed to librdkafka and not yet reported on, oldest first. */
 struct inflight {
@@ -37,18 +44,35 @@ struct inflight {
 };
 
 /* Plain records read and not yet handed to librdkafka, already in flight (send numbers
- * taken, in order). Key and value are copied into bytes (a line lasts until the next
- * read); msg is filled from rec when the batch is sent. */
+ * taken, in order). Key and value are copied into the lane's bytes (a line lasts until
+ * the next read); messages are filled from rec when the lane is handed over. */
 struct batched {
 	uint64_t line, sendno;
 	size_t koff, klen, voff, vlen;
 	bool key, value; /* false: null */
 };
-struct batch {
-	struct batched rec[BATCH_MAX];
-	rd_kafka_message_t msg[BATCH_MAX];
+
+/* One partition's plain records, held until they make a request (see lane_add). */
+struct lane {
+	struct batched *rec;
+	size_t n, cap;
 	ss_buf bytes;
-	size_t n;
+	size_t handed; /* records handed to librdkafka and not yet reported on */
+	size_t last;   /* records of the last hand-over */
+	int64_t since; /* monotonic ns: when the oldest record joined */
+};
+
+struct lanes {
+	struct lane *lane; /* one per partition; or one, partitioned by librdkafka */
+	int32_t count;     /* the topic's partitions; 0: librdkafka partitions */
+	int32_t sticky;    /* the partition of records without a key */
+	int32_t *up;       /* partitions with a leader (at the start), for sticky */
+	int32_t nup;
+	size_t full, full_bytes; /* a request: batch.num.messages, batch.size */
+	size_t held, held_bytes; /* records in all lanes */
+	rd_kafka_message_t *msg; /* room for a hand-over */
+	size_t msg_cap;
+	uint64_t rand;
 };
 
 /* Where one part of a record comes from: an expression, or a member of an envelope. */
@@ -69,7 +93,7 @@ struct producer {
 	struct field key, value, headers, partition, timestamp;
 	ss_buf line;
 	struct inflight fl;
-	struct batch *batch;
+	struct lanes lanes;
 	uint64_t ack_limit; /* lines before the first record that failed: never more */
 	ss_acks *acks;     /* --acks, or NULL */
 	bool joined;       /* the writer's run adopted (at the first line) */
@@ -82,6 +106,7 @@ struct producer {
 	uint64_t refused; /* of them, refused by an ACL: said once */
 	int fail_status;
 	int unpolled;
+	bool own_partitions; /* lanes per partition (no -X partitioner) */
 };
 
 struct record {
@@ -178,15 +203,32 @@ report_acks(struct producer *pr, bool force)
 	ss_acks_report(pr->acks, lines_delivered(pr));
 }
 
+/* A lane's record reported on. The partition is the one it was handed to, unless
+ * librdkafka had no metadata yet and partitioned it again: then the count is off, which
+ * only loosens the hold (lane_hand_full also stops waiting once librdkafka holds none). */
+static void
+lane_reported(struct lanes *ls, int32_t partition)
+{
+	struct lane *l;
+
+	if (ls->count > 0 && (partition < 0 || partition >= ls->count))
+		return;
+	l = &ls->lane[ls->count > 0 ? partition : 0];
+	if (l->handed > 0)
+		l->handed--;
+}
+
 static void
 dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
 	struct producer *pr = opaque;
-	uint64_t sendno = (uint64_t)(uintptr_t)m->_private;
+	uint64_t sendno = (uint64_t)(uintptr_t)m->_private >> 1;
 	uint64_t line = pr->fl.line[inflight_slot(&pr->fl, sendno)];
 	int status;
 
 	(void)rk;
+	if ((uintptr_t)m->_private & 1) /* a lane's record */
+		lane_reported(&pr->lanes, m->partition);
 	inflight_done(&pr->fl, sendno);
 	if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR)
 		return;
@@ -205,7 +247,7 @@ dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 		pr->fail_status = status;
 }
 
-static void batch_send(struct producer *pr);
+static void lanes_hand_all(struct producer *pr);
 
 /* Wait until librdkafka holds no record: each is delivered or reported failed. */
 static void
@@ -215,7 +257,7 @@ flush_all(struct producer *pr)
 		ss_writer_flush(pr->dry);
 	if (pr->rk == NULL)
 		return;
-	batch_send(pr);
+	lanes_hand_all(pr);
 	/* rd_kafka_flush, not a poll loop: what is held is sent now, not after linger.ms */
 	while (rd_kafka_flush(pr->rk, 100) == RD_KAFKA_RESP_ERR__TIMED_OUT)
 		;
@@ -453,6 +495,8 @@ print_dry(struct producer *pr, const struct record *r)
 	ss_writer_write(pr->dry, b->data, b->len);
 }
 
+static void lanes_init(struct producer *pr, const rd_kafka_metadata_topic_t *t);
+
 static void
 check_topic(struct producer *pr, const rd_kafka_metadata_t *md)
 {
@@ -462,6 +506,7 @@ check_topic(struct producer *pr, const rd_kafka_metadata_t *md)
 	if (md->topic_cnt > 0 && ss_kafka_exit_code(md->topics[0].err) == SS_EXIT_NOPERM)
 		ss_diag_die(SS_EXIT_NOPERM, "topic %s: %s", pr->o->topic,
 			    rd_kafka_err2str(md->topics[0].err));
+	lanes_init(pr, md->topic_cnt > 0 ? &md->topics[0] : NULL);
 	rd_kafka_metadata_destroy(md);
 	pr->connected = true;
 }
@@ -476,7 +521,9 @@ await_brokers(struct producer *pr)
 
 /* Waiting for input. Until the brokers answered, the wait asks them, so a wrong broker
  * or topic is said without waiting for the first record; and an input that ends before
- * any record needs no broker at all. */
+ * any record needs no broker at all. Once the input has been quiet for QUIET_MS, what
+ * is held is sent: every lane, and what librdkafka holds for linger.ms (rd_kafka_flush
+ * makes it immediate while it runs). A pipeline's short pauses still fill whole requests. */
 static void
 idle_wait(struct producer *pr, struct pollfd *pfd)
 {
@@ -491,6 +538,12 @@ idle_wait(struct producer *pr, struct pollfd *pfd)
 		}
 		if (ss_time_mono_ms() >= pr->connect_by)
 			ss_kafka_die_unreachable(&pr->o->k, err);
+	}
+	if (pr->connected && pr->fl.n > 0) { /* a trickle: sent now, not after linger.ms */
+		if (poll(pfd, 1, QUIET_MS) != 0)
+			return;
+		lanes_hand_all(pr);
+		(void)rd_kafka_flush(pr->rk, QUIET_FLUSH_MS);
 	}
 	if (ss_time_mono_ms() < until)
 		(void)poll(pfd, 1, (int)(until - ss_time_mono_ms()));
@@ -509,100 +562,274 @@ send_failed(struct producer *pr, uint64_t lineno, rd_kafka_resp_err_t err)
 	failed_line(pr, lineno);
 }
 
-/* Delivery reports: served here in bulk, and whenever the input pauses. Sending does not
- * wait for this: librdkafka's threads send within linger.ms. */
+/* ---- lanes: ss-produce's own partitioning and hold ----
+ *
+ * librdkafka 2.0.2's idempotent producer sends a partition's next request only once fewer
+ * than 5 *messages* of it are in flight: one request at a time. While it waits, its broker
+ * thread polls without sleeping whenever the oldest record queued behind that request is
+ * older than linger.ms (20-50% of ss-produce's CPU with linger.ms 5, on the same cores as
+ * a local broker). So ss-produce partitions plain records itself, as librdkafka would
+ * (murmur2 of the key, Java's; records without a key stick to a random partition with a
+ * leader for a request's worth), holds each partition's records in a lane, and hands a
+ * lane over when it makes a request (batch.num.messages or batch.size), once at most the
+ * lane's last hand-over is still in flight: the next request is ready when the answer
+ * comes, and nothing waits behind it longer than linger.ms, which can then be long
+ * (LINGER_MS) without holding anything: a lane whose partition has nothing in flight is
+ * handed over whenever the input pauses, every lane once the input is quiet
+ * (QUIET_MS, then rd_kafka_flush makes linger.ms immediate), and a lane held LANE_AGE_NS
+ * while the input never pauses. One hand-over is one rd_kafka_produce_batch call to one
+ * partition: no partitioner and no clock read per record. With -X partitioner set,
+ * librdkafka partitions: one lane, handed over every BATCH_MAX records, linger.ms 5. */
+
+/* Delivery reports and the acks are served every 1000 records read and whenever the input
+ * pauses; so is the age of the lanes. */
+static void lanes_hand_old(struct producer *pr);
+
 static void
-sent(struct producer *pr, int n)
+tick(struct producer *pr)
 {
-	pr->unpolled += n;
-	if (pr->unpolled >= 1000) {
-		rd_kafka_poll(pr->rk, 0);
-		report_acks(pr, false);
-		pr->unpolled = 0;
-	}
+	if (++pr->unpolled < 1000)
+		return;
+	pr->unpolled = 0;
+	rd_kafka_poll(pr->rk, 0);
+	report_acks(pr, false);
+	lanes_hand_old(pr);
 }
 
-/* A key or value in the batch's bytes: NULL for null, never for an empty one (the bytes
- * of a batch of empty ones are never allocated). */
+static uint32_t
+lanes_random(struct lanes *ls)
+{
+	ls->rand ^= ls->rand << 13; /* xorshift64: spreading, not secrecy */
+	ls->rand ^= ls->rand >> 7;
+	ls->rand ^= ls->rand << 17;
+	return (uint32_t)(ls->rand >> 32);
+}
+
+/* Where the next records without a key go: a random partition that had a leader. */
+static void
+lanes_pick_sticky(struct lanes *ls)
+{
+	if (ls->nup > 0)
+		ls->sticky = ls->up[lanes_random(ls) % (uint32_t)ls->nup];
+	else if (ls->count > 0)
+		ls->sticky = (int32_t)(lanes_random(ls) % (uint32_t)ls->count);
+}
+
+/* The topic's partitions, from the metadata of the start; none (librdkafka partitions)
+ * with a partitioner of the user's. */
+static void
+lanes_init(struct producer *pr, const rd_kafka_metadata_topic_t *t)
+{
+	struct lanes *ls = &pr->lanes;
+	int32_t n = pr->own_partitions && t != NULL && t->err == RD_KAFKA_RESP_ERR_NO_ERROR
+			    ? t->partition_cnt : 0;
+
+	ls->count = n;
+	ls->lane = ss_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *ls->lane);
+	memset(ls->lane, 0, (size_t)(n > 0 ? n : 1) * sizeof *ls->lane);
+	ls->up = ss_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *ls->up);
+	for (int32_t i = 0; i < n; i++)
+		if (t->partitions[i].leader >= 0 && t->partitions[i].id < n)
+			ls->up[ls->nup++] = t->partitions[i].id;
+	ls->rand = ((uint64_t)ss_time_mono() ^ ((uint64_t)getpid() << 32)) | 1;
+	if (n == 0) { /* librdkafka's partitioner: batches as before, linger.ms its own */
+		ls->full = BATCH_MAX;
+		ls->full_bytes = BATCH_BYTES;
+	}
+	lanes_pick_sticky(ls);
+}
+
+static void
+lanes_free(struct lanes *ls)
+{
+	for (int32_t i = 0; ls->lane != NULL && i < (ls->count > 0 ? ls->count : 1); i++) {
+		free(ls->lane[i].rec);
+		ss_buf_free(&ls->lane[i].bytes);
+	}
+	free(ls->lane);
+	free(ls->up);
+	free(ls->msg);
+}
+
+/* A key or value in the lane's bytes: NULL for null, never for an empty one (the bytes
+ * of a lane of empty ones are never allocated). */
 static void *
-batch_at(struct batch *b, bool present, size_t off, size_t len)
+lane_at(struct lane *l, bool present, size_t off, size_t len)
 {
 	if (!present)
 		return NULL;
-	return len == 0 ? (void *)"" : b->bytes.data + off;
+	return len == 0 ? (void *)"" : l->bytes.data + off;
 }
 
-/* Point the batch's messages at their bytes (which may have moved as they grew). */
-static void
-batch_messages(struct batch *b)
+/* The lane's messages, pointing at its bytes. The opaque is the send number, its low bit
+ * set: a lane's record (dr_msg_cb counts it off its lane). */
+static rd_kafka_message_t *
+lane_messages(struct lanes *ls, struct lane *l)
 {
-	for (size_t i = 0; i < b->n; i++) {
-		const struct batched *r = &b->rec[i];
-		b->msg[i] = (rd_kafka_message_t){
-		    .payload = batch_at(b, r->value, r->voff, r->vlen), .len = r->vlen,
-		    .key = batch_at(b, r->key, r->koff, r->klen), .key_len = r->klen,
-		    ._private = (void *)(uintptr_t)r->sendno};
+	if (ls->msg_cap < l->n) {
+		ls->msg_cap = l->n;
+		ls->msg = ss_xrealloc(ls->msg, ls->msg_cap * sizeof *ls->msg);
 	}
+	for (size_t i = 0; i < l->n; i++) {
+		const struct batched *r = &l->rec[i];
+		ls->msg[i] = (rd_kafka_message_t){
+		    .payload = lane_at(l, r->value, r->voff, r->vlen), .len = r->vlen,
+		    .key = lane_at(l, r->key, r->koff, r->klen), .key_len = r->klen,
+		    ._private = (void *)(uintptr_t)(r->sendno << 1 | 1)};
+	}
+	return ls->msg;
 }
 
-/* Hand the batch to librdkafka in order. After a record meets a full queue, so does every
+/* Hand the lane to librdkafka in order. After a record meets a full queue, so does every
  * later one of the call (rd_kafka_produce_batch stops there): those are sent again, in
  * order, once delivery reports made room. */
 static void
-batch_send(struct producer *pr)
+lane_hand(struct producer *pr, int32_t idx)
 {
-	struct batch *b = pr->batch;
+	struct lanes *ls = &pr->lanes;
+	struct lane *l = &ls->lane[idx];
+	int32_t partition = ls->count > 0 ? idx : RD_KAFKA_PARTITION_UA;
+	rd_kafka_message_t *m;
 	size_t i = 0, from;
 
-	if (b == NULL || b->n == 0)
+	if (l->n == 0)
 		return;
-	batch_messages(b);
-	while (i < b->n) {
+	m = lane_messages(ls, l);
+	while (i < l->n) {
 		from = i;
-		(void)rd_kafka_produce_batch(pr->rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY,
-					     b->msg + from, (int)(b->n - from));
-		for (; i < b->n && b->msg[i].err != RD_KAFKA_RESP_ERR__QUEUE_FULL; i++)
-			if (b->msg[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-				send_failed(pr, b->rec[i].line, b->msg[i].err);
-				inflight_done(&pr->fl, b->rec[i].sendno);
+		(void)rd_kafka_produce_batch(pr->rkt, partition, RD_KAFKA_MSG_F_COPY, m + from,
+					     (int)(l->n - from));
+		for (; i < l->n && m[i].err != RD_KAFKA_RESP_ERR__QUEUE_FULL; i++) {
+			if (m[i].err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+				l->handed++;
+				continue;
 			}
-		if (i < b->n)
+			send_failed(pr, l->rec[i].line, m[i].err);
+			inflight_done(&pr->fl, l->rec[i].sendno);
+		}
+		if (i < l->n)
 			rd_kafka_poll(pr->rk, 100);
 	}
-	sent(pr, (int)b->n);
-	b->n = 0;
-	ss_buf_reset(&b->bytes);
+	l->last = l->n;
+	ls->held -= l->n;
+	ls->held_bytes -= l->bytes.len;
+	l->n = 0;
+	ss_buf_reset(&l->bytes);
+	if (idx == ls->sticky)
+		lanes_pick_sticky(ls);
 }
 
-/* A plain record joins the batch, in flight from now on (its send number taken). */
+/* A lane that makes a request: handed over once at most the lane's last hand-over is in
+ * flight (delivery reports come in order per partition), so a request waits, ready, for
+ * the answer to the one before. */
 static void
-batch_add(struct producer *pr, const struct record *r, uint64_t lineno)
+lane_hand_full(struct producer *pr, int32_t idx)
 {
-	struct batch *b = pr->batch;
+	struct lane *l = &pr->lanes.lane[idx];
+
+	while (pr->lanes.count > 0 && l->handed > l->last && rd_kafka_outq_len(pr->rk) > 0)
+		rd_kafka_poll(pr->rk, 100);
+	lane_hand(pr, idx);
+}
+
+/* The input paused: lanes whose partition has nothing in flight are sent now. */
+static void
+lanes_hand_idle(struct producer *pr)
+{
+	struct lanes *ls = &pr->lanes;
+
+	for (int32_t i = 0; ls->held > 0 && i < (ls->count > 0 ? ls->count : 1); i++)
+		if (ls->lane[i].handed == 0 || ls->count == 0)
+			lane_hand(pr, i);
+}
+
+static void
+lanes_hand_all(struct producer *pr)
+{
+	struct lanes *ls = &pr->lanes;
+
+	for (int32_t i = 0; ls->held > 0 && i < (ls->count > 0 ? ls->count : 1); i++)
+		lane_hand(pr, i);
+}
+
+static void
+lanes_hand_old(struct producer *pr)
+{
+	struct lanes *ls = &pr->lanes;
+	int64_t now;
+
+	if (ls->held == 0)
+		return;
+	now = ss_time_mono();
+	for (int32_t i = 0; i < (ls->count > 0 ? ls->count : 1); i++)
+		if (ls->lane[i].n > 0 && now - ls->lane[i].since > LANE_AGE_NS &&
+		    (ls->lane[i].handed == 0 || ls->count == 0))
+			lane_hand(pr, i);
+}
+
+/* Too much held over many partitions: the fullest lane goes. */
+static void
+lanes_hand_largest(struct producer *pr)
+{
+	struct lanes *ls = &pr->lanes;
+	int32_t best = 0;
+
+	for (int32_t i = 1; i < ls->count; i++)
+		if (ls->lane[i].bytes.len > ls->lane[best].bytes.len)
+			best = i;
+	lane_hand(pr, best);
+}
+
+static int32_t
+lane_of(struct producer *pr, const struct record *r)
+{
+	if (pr->lanes.count == 0)
+		return 0;
+	if (r->key == NULL)
+		return pr->lanes.sticky;
+	return rd_kafka_msg_partitioner_murmur2(pr->rkt, r->key, r->klen, pr->lanes.count, NULL,
+						NULL);
+}
+
+/* A plain record joins its partition's lane, in flight from now on (its send number
+ * taken). */
+static void
+lane_add(struct producer *pr, const struct record *r, uint64_t lineno)
+{
+	struct lanes *ls = &pr->lanes;
+	int32_t idx = lane_of(pr, r);
+	struct lane *l = &ls->lane[idx];
 	struct batched *e;
 
-	if (b == NULL) {
-		b = pr->batch = ss_xmalloc(sizeof *b);
-		b->n = 0;
-		b->bytes = (ss_buf){0};
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 64;
+		l->rec = ss_xrealloc(l->rec, l->cap * sizeof *l->rec);
 	}
-	e = &b->rec[b->n++];
+	if (l->n == 0)
+		l->since = ss_time_mono();
+	e = &l->rec[l->n++];
 	*e = (struct batched){.line = lineno, .sendno = pr->fl.first + pr->fl.n,
 			      .key = r->key != NULL, .value = r->value != NULL,
-			      .koff = b->bytes.len, .klen = r->klen};
-	ss_buf_add(&b->bytes, r->key, r->klen);
-	e->voff = b->bytes.len;
+			      .koff = l->bytes.len, .klen = r->klen};
+	ss_buf_add(&l->bytes, r->key, r->klen);
+	e->voff = l->bytes.len;
 	e->vlen = r->vlen;
-	ss_buf_add(&b->bytes, r->value, r->vlen);
+	ss_buf_add(&l->bytes, r->value, r->vlen);
+	ls->held++;
+	ls->held_bytes += r->klen + r->vlen;
 	inflight_push(&pr->fl, lineno);
-	if (b->n == BATCH_MAX || b->bytes.len >= BATCH_BYTES)
-		batch_send(pr);
+	if (l->n >= ls->full || l->bytes.len >= ls->full_bytes)
+		lane_hand_full(pr, idx);
+	else if (ls->held > LANES_HELD_MAX || ls->held_bytes > LANES_BYTES_MAX)
+		lanes_hand_largest(pr);
+	tick(pr);
 }
 
-/* Hand a record to librdkafka: a plain one through the batch, one with headers or a
- * timestamp (which rd_kafka_produce_batch cannot carry) alone, after the batch; and one
- * with a partition: librdkafka 2.0.2's batch loses a record whose partition does not
- * exist (never reported, never freed), which would leave the run waiting for it. */
+/* Hand a record to librdkafka: a plain one through its lane; one with headers or a
+ * timestamp (which rd_kafka_produce_batch cannot carry) alone, after every lane (so each
+ * partition keeps the input's order); and one with a partition: librdkafka 2.0.2's batch
+ * loses a record whose partition does not exist (never reported, never freed), which
+ * would leave the run waiting for it. */
 static void
 send_record(struct producer *pr, struct record *r, uint64_t lineno)
 {
@@ -611,10 +838,10 @@ send_record(struct producer *pr, struct record *r, uint64_t lineno)
 
 	await_brokers(pr);
 	if (r->headers == NULL && r->ts_ms == 0 && r->partition == RD_KAFKA_PARTITION_UA) {
-		batch_add(pr, r, lineno);
+		lane_add(pr, r, lineno);
 		return;
 	}
-	batch_send(pr);
+	lanes_hand_all(pr);
 	opaque = (void *)(uintptr_t)(pr->fl.first + pr->fl.n);
 	while ((err = rd_kafka_producev(pr->rk, RD_KAFKA_V_RKT(pr->rkt),
 					RD_KAFKA_V_PARTITION(r->partition),
@@ -630,7 +857,7 @@ send_record(struct producer *pr, struct record *r, uint64_t lineno)
 	}
 	r->headers = NULL; /* librdkafka owns them now */
 	inflight_push(&pr->fl, lineno);
-	sent(pr, 1);
+	tick(pr);
 }
 
 static void
@@ -705,7 +932,7 @@ read_input(struct producer *pr)
 		if (pr->dry != NULL) {
 			ss_writer_flush(pr->dry);
 		} else {
-			batch_send(pr);
+			lanes_hand_idle(pr);
 			rd_kafka_poll(pr->rk, 0);
 		}
 		report_acks(pr, false);
@@ -715,24 +942,29 @@ read_input(struct producer *pr)
 
 /* partitioner: Kafka's Java producer puts a keyed record in toPositive(murmur2(key)) %
  * partitions; librdkafka's own default hashes with CRC32, so topics it writes are not
- * co-partitioned with those Java services write. murmur2_random is Java's hash (null keys
- * are spread as librdkafka does). -X partitioner=... still wins. queue.buffering.max.messages
- * stays librdkafka's (and kcat's) 100,000: a larger queue only lets the reader run ahead
- * of a slower broker, into memory that must be faulted in (up to 160 MB for 1M lines).
- *
- * Known cost left alone: librdkafka 2.0.2's idempotent producer sends a partition's next
- * request only once fewer than 5 *messages* of it are in flight (one request at a time),
- * and meanwhile its broker thread polls with a zero timeout whenever the oldest record
- * queued is older than linger.ms. A longer linger with a short queue stops that on one
- * partition (half the CPU), but slows keyed records over many partitions 2.5x (their
- * batches then wait out linger.ms); no setting tried helped every shape (2026-12-03). */
+ * co-partitioned with those Java services write. The lanes partition as murmur2_random
+ * does (Java's hash; records without a key spread as librdkafka's sticky partitioner
+ * does). -X partitioner=... still wins, and then librdkafka partitions.
+ * queue.buffering.max.messages stays librdkafka's (and kcat's) 100,000: a larger queue only
+ * lets the reader run ahead of a slower broker, into memory that must be faulted in. */
 static const char *const producer_defaults[] = {
 	"partitioner", "murmur2_random",
 	"enable.idempotence", "true",
-	"linger.ms", "5",
 	"batch.num.messages", "10000",
 	NULL,
 };
+
+/* An integer property as librdkafka took it (the user's or its default). */
+static size_t
+conf_size(rd_kafka_conf_t *conf, const char *prop)
+{
+	char v[64];
+	size_t n = sizeof v;
+
+	if (rd_kafka_conf_get(conf, prop, v, &n) != RD_KAFKA_CONF_OK)
+		ss_diag_die(SS_EXIT_USAGE, "librdkafka has no %s", prop);
+	return (size_t)strtoull(v, NULL, 10);
+}
 
 static void
 connect_producer(struct producer *pr)
@@ -745,6 +977,12 @@ connect_producer(struct producer *pr)
 		snprintf(ms, sizeof ms, "%lld", (long long)o->k.timeout_ms);
 		ss_kafka_conf_set(conf, "message.timeout.ms", ms);
 	}
+	pr->own_partitions = !ss_kopts_has(&o->k, "partitioner");
+	if (pr->own_partitions && !ss_kopts_has(&o->k, "linger.ms") &&
+	    !ss_kopts_has(&o->k, "queue.buffering.max.ms"))
+		ss_kafka_conf_set(conf, "linger.ms", LINGER_MS);
+	pr->lanes.full = conf_size(conf, "batch.num.messages");
+	pr->lanes.full_bytes = conf_size(conf, "batch.size");
 	rd_kafka_conf_set_opaque(conf, pr);
 	rd_kafka_conf_set_dr_msg_cb(conf, dr_msg_cb);
 	pr->rk = ss_kafka_new(RD_KAFKA_PRODUCER, conf);
@@ -803,9 +1041,7 @@ ss_produce_run(struct ss_produce_opts *o)
 	ss_acks_close(pr.acks);
 	free(pr.fl.line);
 	free(pr.fl.done);
-	if (pr.batch != NULL)
-		ss_buf_free(&pr.batch->bytes);
-	free(pr.batch);
+	lanes_free(&pr.lanes);
 	if (pr.failed > MAX_REPORTED)
 		ss_diag_warn("%llu records not delivered in all", (unsigned long long)pr.failed);
 	status = ss_proc_status(pr.failed > 0 ? pr.fail_status : 0);
