@@ -57,8 +57,7 @@ struct lane {
 	struct batched *rec;
 	size_t n, cap;
 	ss_buf bytes;
-	size_t handed; /* records handed to librdkafka and not yet reported on */
-	size_t last;   /* records of the last hand-over */
+	size_t handed, handed_bytes; /* handed to librdkafka and not yet reported on */
 	int64_t since; /* monotonic ns: when the oldest record joined */
 };
 
@@ -207,15 +206,17 @@ report_acks(struct producer *pr, bool force)
  * librdkafka had no metadata yet and partitioned it again: then the count is off, which
  * only loosens the hold (lane_hand_full also stops waiting once librdkafka holds none). */
 static void
-lane_reported(struct lanes *ls, int32_t partition)
+lane_reported(struct lanes *ls, const rd_kafka_message_t *m)
 {
 	struct lane *l;
+	size_t bytes = m->len + m->key_len;
 
-	if (ls->count > 0 && (partition < 0 || partition >= ls->count))
+	if (ls->count > 0 && (m->partition < 0 || m->partition >= ls->count))
 		return;
-	l = &ls->lane[ls->count > 0 ? partition : 0];
+	l = &ls->lane[ls->count > 0 ? m->partition : 0];
 	if (l->handed > 0)
 		l->handed--;
+	l->handed_bytes -= bytes < l->handed_bytes ? bytes : l->handed_bytes;
 }
 
 static void
@@ -228,7 +229,7 @@ dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 
 	(void)rk;
 	if ((uintptr_t)m->_private & 1) /* a lane's record */
-		lane_reported(&pr->lanes, m->partition);
+		lane_reported(&pr->lanes, m);
 	inflight_done(&pr->fl, sendno);
 	if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR)
 		return;
@@ -702,6 +703,7 @@ lane_hand(struct producer *pr, int32_t idx)
 		for (; i < l->n && m[i].err != RD_KAFKA_RESP_ERR__QUEUE_FULL; i++) {
 			if (m[i].err == RD_KAFKA_RESP_ERR_NO_ERROR) {
 				l->handed++;
+				l->handed_bytes += m[i].len + m[i].key_len;
 				continue;
 			}
 			send_failed(pr, l->rec[i].line, m[i].err);
@@ -710,7 +712,6 @@ lane_hand(struct producer *pr, int32_t idx)
 		if (i < l->n)
 			rd_kafka_poll(pr->rk, 100);
 	}
-	l->last = l->n;
 	ls->held -= l->n;
 	ls->held_bytes -= l->bytes.len;
 	l->n = 0;
@@ -719,15 +720,19 @@ lane_hand(struct producer *pr, int32_t idx)
 		lanes_pick_sticky(ls);
 }
 
-/* A lane that makes a request: handed over once at most the lane's last hand-over is in
- * flight (delivery reports come in order per partition), so a request waits, ready, for
- * the answer to the one before. */
+/* A lane that makes a request: handed over once at most a request's worth of its
+ * partition is outstanding (in flight), so the lane waits, ready, for the answer to the
+ * request before it. Counted in records and bytes, not hand-overs: a request carries a
+ * little less than batch.size of payload (its framing counts too), and the rest of a lane
+ * goes with the next one. */
 static void
 lane_hand_full(struct producer *pr, int32_t idx)
 {
-	struct lane *l = &pr->lanes.lane[idx];
+	struct lanes *ls = &pr->lanes;
+	struct lane *l = &ls->lane[idx];
 
-	while (pr->lanes.count > 0 && l->handed > l->last && rd_kafka_outq_len(pr->rk) > 0)
+	while (ls->count > 0 && (l->handed > ls->full || l->handed_bytes > ls->full_bytes) &&
+	       rd_kafka_outq_len(pr->rk) > 0)
 		rd_kafka_poll(pr->rk, 100);
 	lane_hand(pr, idx);
 }
