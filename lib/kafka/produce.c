@@ -572,14 +572,14 @@ send_failed(struct producer *pr, uint64_t lineno, rd_kafka_resp_err_t err)
  * a local broker). So ss-produce partitions plain records itself, as librdkafka would
  * (murmur2 of the key, Java's; records without a key stick to a random partition with a
  * leader for a request's worth), holds each partition's records in a lane, and hands a
- * lane over when it makes a request (batch.num.messages or batch.size), once at most the
- * lane's last hand-over is still in flight: the next request is ready when the answer
- * comes, and nothing waits behind it longer than linger.ms, which can then be long
- * (LINGER_MS) without holding anything: a lane whose partition has nothing in flight is
- * handed over whenever the input pauses, every lane once the input is quiet
- * (QUIET_MS, then rd_kafka_flush makes linger.ms immediate), and a lane held LANE_AGE_NS
- * while the input never pauses. One hand-over is one rd_kafka_produce_batch call to one
- * partition: no partitioner and no clock read per record. With -X partitioner set,
+ * lane over when it makes a request (batch.num.messages or batch.size), once at most a
+ * request's worth of its partition is outstanding: the next request is ready when the
+ * answer comes, and nothing waits behind it longer than linger.ms, which can then be long
+ * (LINGER_MS) without holding anything back. A lane whose partition has nothing in flight
+ * is handed over whenever the input pauses, or once held LANE_AGE_NS while the input never
+ * pauses; every lane once the input is quiet (QUIET_MS, then rd_kafka_flush makes
+ * linger.ms immediate) and at its end. One hand-over is one rd_kafka_produce_batch call to
+ * one partition: no partitioner and no clock read per record. With -X partitioner set,
  * librdkafka partitions: one lane, handed over every BATCH_MAX records, linger.ms 5. */
 
 /* Delivery reports and the acks are served every 1000 records read and whenever the input
