@@ -272,6 +272,32 @@ teardown_file() { mock_stop; }
 	[ "$(kcat -C -b "$B" -t parts -e -q | wc -l)" -eq 2 ]
 }
 
+@test "records not delivered after the broker went away are named by their lines, those sent alone too" {
+	ss-mock-broker --no-stdin --topic gone:1 </dev/null >"$T/m.out" 2>"$T/m.err" 3>&- &
+	mpid=$!
+	wait_lines "$T/m.out" 1
+	B2=$(sed -n 's/^BROKERS=//p' "$T/m.out")
+	mkfifo "$T/in"
+	ss-produce -b "$B2" -X message.timeout.ms=2000 --envelope gone <"$T/in" 2>"$T/err" &
+	pid=$!
+	exec 7>"$T/in"
+	printf '{"value":1}\n{"value":2,"timestamp":1714564800000}\n' >&7
+	run timeout 20 kcat -C -b "$B2" -t gone -o beginning -c 2 -q
+	assert_success
+	kill $mpid
+	wait $mpid || true
+	# a record sent alone (it has a timestamp) and one through its partition's lane
+	printf '{"value":3,"timestamp":1714564800000}\n{"value":4}\n' >&7
+	exec 7>&-
+	wait_exit $pid 30
+	[ "$wait_status" -ne 0 ]
+	run grep -c 'not delivered' "$T/err"
+	assert_output 2
+	run cat "$T/err"
+	assert_output --partial '<stdin>:3: not delivered'
+	assert_output --partial '<stdin>:4: not delivered'
+}
+
 @test "unreachable broker: a clear message and exit 75" {
 	run timeout 20 ss-produce -b 127.0.0.1:1 --timeout 2s plain <<<'{"a":1}'
 	[ "$status" -eq 75 ]

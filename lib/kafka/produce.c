@@ -662,8 +662,9 @@ lane_at(struct lane *l, bool present, size_t off, size_t len)
 	return len == 0 ? (void *)"" : l->bytes.data + off;
 }
 
-/* The lane's messages, pointing at its bytes. The opaque is the send number, its low bit
- * set: a lane's record (dr_msg_cb counts it off its lane). */
+/* The lane's messages, pointing at its bytes. The opaque is the send number shifted
+ * left, its low bit set: a lane's record (dr_msg_cb counts it off its lane; a record sent
+ * alone has the bit clear). */
 static rd_kafka_message_t *
 lane_messages(struct lanes *ls, struct lane *l)
 {
@@ -847,7 +848,7 @@ send_record(struct producer *pr, struct record *r, uint64_t lineno)
 		return;
 	}
 	lanes_hand_all(pr);
-	opaque = (void *)(uintptr_t)(pr->fl.first + pr->fl.n);
+	opaque = (void *)(uintptr_t)((pr->fl.first + pr->fl.n) << 1); /* low bit 0: no lane's */
 	while ((err = rd_kafka_producev(pr->rk, RD_KAFKA_V_RKT(pr->rkt),
 					RD_KAFKA_V_PARTITION(r->partition),
 					RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
