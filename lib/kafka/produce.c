@@ -32,8 +32,8 @@
 #define QUIET_MS 5              /* input quiet this long: every lane is sent */
 #define QUIET_FLUSH_MS 10
 #define LANE_AGE_NS (50 * INT64_C(1000000)) /* held longer while input flows: handed */
-#define LANES_HELD_MAX 200000   /* records held in all lanes */
-#define LANES_BYTES_MAX (64u << 20)
+#define LANES_HELD_MAX 50000    /* records held in all lanes */
+#define LANES_BYTES_MAX (8u << 20)
 
 /* Records handed to librdkafka and not yet reported on, oldest first. */
 struct inflight {
@@ -682,6 +682,21 @@ lane_messages(struct lanes *ls, struct lane *l)
 	return ls->msg;
 }
 
+/* An emptied lane keeps its memory for the next records on one partition; over many, only
+ * lanes that hold records keep any (else each would keep the most it ever held). */
+static void
+lane_release(struct lanes *ls, struct lane *l)
+{
+	if (ls->count <= 1) {
+		ss_buf_reset(&l->bytes);
+		return;
+	}
+	ss_buf_free(&l->bytes);
+	free(l->rec);
+	l->rec = NULL;
+	l->cap = 0;
+}
+
 /* Hand the lane to librdkafka in order. After a record meets a full queue, so does every
  * later one of the call (rd_kafka_produce_batch stops there): those are sent again, in
  * order, once delivery reports made room. */
@@ -716,7 +731,7 @@ lane_hand(struct producer *pr, int32_t idx)
 	ls->held -= l->n;
 	ls->held_bytes -= l->bytes.len;
 	l->n = 0;
-	ss_buf_reset(&l->bytes);
+	lane_release(ls, l);
 	if (idx == ls->sticky)
 		lanes_pick_sticky(ls);
 }
