@@ -202,6 +202,21 @@ report_acks(struct producer *pr, bool force)
 	ss_acks_report(pr->acks, lines_delivered(pr));
 }
 
+/* Lanes kept: one per partition, or the one that librdkafka partitions. */
+static int32_t
+lanes_len(const struct lanes *ls)
+{
+	return ls->count > 0 ? ls->count : 1;
+}
+
+/* A lane whose partition has nothing in flight (librdkafka's one lane counts as such:
+ * it is handed over whenever the input pauses, as batches were). */
+static bool
+lane_idle(const struct lanes *ls, const struct lane *l)
+{
+	return ls->count == 0 || l->handed == 0;
+}
+
 /* A lane's record reported on. The partition is the one it was handed to, unless
  * librdkafka had no metadata yet and partitioned it again: then the count is off, which
  * only loosens the hold (lane_hand_full also stops waiting once librdkafka holds none). */
@@ -626,9 +641,9 @@ lanes_init(struct producer *pr, const rd_kafka_metadata_topic_t *t)
 			    ? t->partition_cnt : 0;
 
 	ls->count = n;
-	ls->lane = ss_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *ls->lane);
-	memset(ls->lane, 0, (size_t)(n > 0 ? n : 1) * sizeof *ls->lane);
-	ls->up = ss_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *ls->up);
+	ls->lane = ss_xmalloc((size_t)lanes_len(ls) * sizeof *ls->lane);
+	memset(ls->lane, 0, (size_t)lanes_len(ls) * sizeof *ls->lane);
+	ls->up = ss_xmalloc((size_t)lanes_len(ls) * sizeof *ls->up);
 	for (int32_t i = 0; i < n; i++)
 		if (t->partitions[i].leader >= 0 && t->partitions[i].id < n)
 			ls->up[ls->nup++] = t->partitions[i].id;
@@ -643,7 +658,7 @@ lanes_init(struct producer *pr, const rd_kafka_metadata_topic_t *t)
 static void
 lanes_free(struct lanes *ls)
 {
-	for (int32_t i = 0; ls->lane != NULL && i < (ls->count > 0 ? ls->count : 1); i++) {
+	for (int32_t i = 0; ls->lane != NULL && i < lanes_len(ls); i++) {
 		free(ls->lane[i].rec);
 		ss_buf_free(&ls->lane[i].bytes);
 	}
@@ -759,8 +774,8 @@ lanes_hand_idle(struct producer *pr)
 {
 	struct lanes *ls = &pr->lanes;
 
-	for (int32_t i = 0; ls->held > 0 && i < (ls->count > 0 ? ls->count : 1); i++)
-		if (ls->lane[i].handed == 0 || ls->count == 0)
+	for (int32_t i = 0; ls->held > 0 && i < lanes_len(ls); i++)
+		if (lane_idle(ls, &ls->lane[i]))
 			lane_hand(pr, i);
 }
 
@@ -769,7 +784,7 @@ lanes_hand_all(struct producer *pr)
 {
 	struct lanes *ls = &pr->lanes;
 
-	for (int32_t i = 0; ls->held > 0 && i < (ls->count > 0 ? ls->count : 1); i++)
+	for (int32_t i = 0; ls->held > 0 && i < lanes_len(ls); i++)
 		lane_hand(pr, i);
 }
 
@@ -782,9 +797,9 @@ lanes_hand_old(struct producer *pr)
 	if (ls->held == 0)
 		return;
 	now = ss_time_mono();
-	for (int32_t i = 0; i < (ls->count > 0 ? ls->count : 1); i++)
+	for (int32_t i = 0; i < lanes_len(ls); i++)
 		if (ls->lane[i].n > 0 && now - ls->lane[i].since > LANE_AGE_NS &&
-		    (ls->lane[i].handed == 0 || ls->count == 0))
+		    lane_idle(ls, &ls->lane[i]))
 			lane_hand(pr, i);
 }
 
