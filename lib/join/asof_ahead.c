@@ -25,7 +25,10 @@
 
 enum {
 	CHUNK = 128 << 10, /* bytes read at a time: one batch (SS_THREADS_CHUNK, for tests) */
-	QUEUE = 3,       /* batches parsed ahead of the main thread */
+	QUEUE = 4,       /* batches parsed ahead of the main thread */
+	QUEUE_WAKE = 1,  /* the thread, waiting for room, is woken when this many are left:
+			    it then parses a few batches per wake-up, not one (each wake-up
+			    is a system call and a switch on both cores) */
 };
 
 struct ahead_rec {
@@ -393,7 +396,8 @@ advance(struct asof_ahead *a, struct asof_retired *done)
 	if (a->head == NULL)
 		a->tail = NULL;
 	a->queued--;
-	pthread_cond_signal(&a->room);
+	if (a->queued <= QUEUE_WAKE)
+		pthread_cond_signal(&a->room);
 	ss_proc_unlock(&a->mu);
 	a->next = 0;
 }
@@ -401,14 +405,23 @@ advance(struct asof_ahead *a, struct asof_retired *done)
 /* The key map is out of the cache for most records (10,000 keys and their histories):
  * the records to come of this batch have their lookups started stage by stage, so that
  * their cache misses overlap instead of each stalling the join in turn. Distances in
- * records of this input; the join takes the other's in between. */
+ * records of this input; the join takes the other's in between. A stage is taken for
+ * AHEAD_GROUP records at once, every AHEAD_GROUP records: the key stage is a load (see
+ * asof_key_prefetch_stage), and a group's loads, independent of each other, wait for
+ * memory together rather than one after another (wide shape, perf: the main thread's
+ * wait there 30% -> 20% of its samples). */
+enum { AHEAD_GROUP = 8 };
+
 static void
 prefetch_ahead(const ss_asof *j, const struct ahead_batch *b, size_t next, bool left)
 {
 	static const struct {
 		size_t dist;
 		enum asof_ahead_stage stage;
-	} plan[] = {{16, ASOF_AHEAD_SLOT}, {10, ASOF_AHEAD_KEY}, {6, ASOF_AHEAD_HIST}, {3, ASOF_AHEAD_BYTES}};
+	} plan[] = {{4 * AHEAD_GROUP, ASOF_AHEAD_SLOT},
+		    {3 * AHEAD_GROUP, ASOF_AHEAD_KEY},
+		    {2 * AHEAD_GROUP, ASOF_AHEAD_HIST},
+		    {AHEAD_GROUP, ASOF_AHEAD_BYTES}};
 
 	/* the batch was written on another core: its entries and lines are read from
 	 * there, a miss each unless asked for early */
@@ -421,14 +434,14 @@ prefetch_ahead(const ss_asof *j, const struct ahead_batch *b, size_t next, bool 
 	if (next + 4 < b->n)
 		for (size_t at = 0; at < b->rec[next + 4].len && at < 256; at += 64)
 			__builtin_prefetch(b->buf + b->rec[next + 4].at + at);
-	if (j->one == NULL)
+	if (j->one == NULL || next % AHEAD_GROUP != 0)
 		return;
 	for (size_t s = 0; s < sizeof plan / sizeof plan[0]; s++) {
-		size_t i = next + plan[s].dist;
 		if (plan[s].stage == ASOF_AHEAD_BYTES && !left)
 			continue; /* only a left record copies its match */
-		if (i < b->n && b->rec[i].ok)
-			asof_join_prefetch_stage(j->one, b->rec[i].khash, plan[s].stage);
+		for (size_t i = next + plan[s].dist; i < next + plan[s].dist + AHEAD_GROUP && i < b->n; i++)
+			if (b->rec[i].ok)
+				asof_join_prefetch_stage(j->one, b->rec[i].khash, plan[s].stage);
 	}
 }
 

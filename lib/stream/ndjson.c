@@ -315,7 +315,8 @@ ss_ndjson_valid(const char *line, size_t len, const char **why)
 
 /* ---- writer ---- */
 
-#define WBUF (64 * 1024)
+/* 256 KiB: a quarter of the hand-overs (and the writer's wake-ups) of 64 KiB */
+#define WBUF (256 * 1024)
 
 /* A writer's thread (ss_writer_async): it writes the buffers the writer hands it, one
  * at a time, while the caller fills the other; a failed write is kept for the caller
