@@ -25,9 +25,9 @@
 
 enum {
 	CHUNK = 128 << 10, /* bytes read at a time: one batch (SS_THREADS_CHUNK, for tests) */
-	QUEUE = 4,       /* batches parsed ahead of the main thread */
+	QUEUE = 3,       /* batches parsed ahead of the main thread */
 	QUEUE_WAKE = 1,  /* the thread, waiting for room, is woken when this many are left:
-			    it then parses a few batches per wake-up, not one (each wake-up
+			    it then parses two batches per wake-up, not one (each wake-up
 			    is a system call and a switch on both cores) */
 };
 
