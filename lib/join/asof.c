@@ -54,7 +54,7 @@ asof_join_batch(asof_join *j)
 void
 asof_join_prefetch(const asof_join *j, const struct asof_in *in)
 {
-	asof_key_prefetch(&j->keys, in->key.data, in->key.len);
+	asof_key_prefetch(&j->keys, in);
 }
 
 void
@@ -348,7 +348,7 @@ static uint64_t right_seq(asof_join *j, const struct asof_in *in);
 static void
 correct_late(asof_join *j, const struct asof_in *in)
 {
-	struct asof_key *k = asof_key_get(&j->keys, in->key.data, in->key.len);
+	struct asof_key *k = asof_key_of(&j->keys, in);
 
 	if (asof_history_put(j, k, in, right_seq(j, in)) == NULL)
 		return;
@@ -401,7 +401,7 @@ asof_join_right(asof_join *j, const struct asof_in *in)
 		else
 			free(in->hist);
 	} else {
-		struct asof_key *k = asof_key_get(&j->keys, in->key.data, in->key.len);
+		struct asof_key *k = asof_key_of(&j->keys, in);
 		if (asof_history_put(j, k, in, right_seq(j, in)) != NULL) {
 			if (k->held && (j->o.direction != SS_ASOF_BACKWARD || j->o.emit == SS_ASOF_REVISE))
 				right_changed(j, k, in->t);
@@ -452,7 +452,7 @@ asof_join_left(asof_join *j, const struct asof_in *in)
 	j->n.left++;
 	if (in->t > j->lw || in->has_env || j->lparts.n > 0)
 		asof_lw_left(j, in);
-	struct asof_key *k = asof_key_get(&j->keys, in->key.data, in->key.len);
+	struct asof_key *k = asof_key_of(&j->keys, in);
 	if (asof_expired(j, k, in->t)) {
 		/* a replay's earlier result knew more than what is left: do not revise it */
 		asof_to_late_file(j, in);

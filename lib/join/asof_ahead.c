@@ -480,6 +480,7 @@ asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in)
 		ss_buf_reset(&in->key);
 		if (r->klen > 0)
 			ss_buf_add(&in->key, a->cur->keys.data + r->kat, r->klen);
+		in->khash = r->khash;
 		in->known.n = r->known.n;
 		if (r->known.n > 0)
 			in->known = r->known;

@@ -42,10 +42,16 @@ map_grow(struct asof_map *m)
 	*m = g;
 }
 
-void
-asof_key_prefetch(const struct asof_map *m, const char *enc, size_t len)
+static uint64_t
+in_key_hash(const struct asof_in *in)
 {
-	asof_key_prefetch_stage(m, asof_key_hash(enc, len), ASOF_AHEAD_SLOT);
+	return in->khash != 0 ? in->khash : asof_key_hash(in->key.data, in->key.len);
+}
+
+void
+asof_key_prefetch(const struct asof_map *m, const struct asof_in *in)
+{
+	asof_key_prefetch_stage(m, in_key_hash(in), ASOF_AHEAD_SLOT);
 }
 
 /* (no --by: the empty key, maybe from a NULL buffer, of which no byte is read) */
@@ -101,11 +107,9 @@ asof_join_prefetch_stage(const asof_join *j, uint64_t hash, enum asof_ahead_stag
 	asof_key_prefetch_stage(&j->keys, hash, stage);
 }
 
-struct asof_key *
-asof_key_get(struct asof_map *m, const char *enc, size_t len)
+static struct asof_key *
+key_get(struct asof_map *m, uint64_t h, const char *enc, size_t len)
 {
-	uint64_t h = asof_key_hash(enc, len);
-
 	if (len == 0)
 		enc = ""; /* memcmp of no bytes, never from NULL */
 	if (2 * (m->n + 1) > m->cap)
@@ -122,6 +126,18 @@ asof_key_get(struct asof_map *m, const char *enc, size_t len)
 	m->slot[i] = (struct asof_slot_ent){.hash = h, .key = k};
 	m->n++;
 	return k;
+}
+
+struct asof_key *
+asof_key_get(struct asof_map *m, const char *enc, size_t len)
+{
+	return key_get(m, asof_key_hash(enc, len), enc, len);
+}
+
+struct asof_key *
+asof_key_of(struct asof_map *m, const struct asof_in *in)
+{
+	return key_get(m, in_key_hash(in), in->key.data, in->key.len);
 }
 
 void

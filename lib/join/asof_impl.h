@@ -120,6 +120,7 @@ struct asof_in {
 	uint64_t line;
 	int64_t t;
 	ss_buf key; /* keyenc bytes; empty without --by */
+	uint64_t khash; /* asof_key_hash of key where the parsing thread computed it, or 0 */
 	bool has_env;
 	struct ss_envelope env;
 	/* its top-level members, noted while it was validated (SIZE_MAX: not noted) */
@@ -337,9 +338,11 @@ asof_final(const asof_join *j, int64_t p)
 
 /* asof_hist.c: keys, right history, release heap. */
 struct asof_key *asof_key_get(struct asof_map *m, const char *enc, size_t len);
-/* Start loading the slot of a key about to be looked up (a cache miss that overlaps
- * with the work before the lookup). */
-void asof_key_prefetch(const struct asof_map *m, const char *enc, size_t len);
+/* The key of a record: asof_key_get, by the hash its parsing computed if it did. */
+struct asof_key *asof_key_of(struct asof_map *m, const struct asof_in *in);
+/* Start loading the slot of a record's key about to be looked up (a cache miss that
+ * overlaps with the work before the lookup). */
+void asof_key_prefetch(const struct asof_map *m, const struct asof_in *in);
 /* The hash a key is kept under (computed where its record is parsed, for the stages). */
 uint64_t asof_key_hash(const char *enc, size_t len);
 /* For a key met a few records from now, one stage of what its lookup will read, each

@@ -102,6 +102,7 @@ parse_key(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
 	size_t n;
 
 	ss_buf_reset(&in->key);
+	in->khash = 0;
 	if (e == NULL)
 		return true;
 	if (ss_expr_raw(e, rec, &p, &n) && ss_keyenc_raw(&in->key, p, n))
