@@ -50,7 +50,10 @@ static const char schema_t[] = "CREATE INDEX IF NOT EXISTS ss_kv_t ON ss_kv(t) W
 /* A put held back until the batch commits (ss_store_defer_puts): its enc, key text and
  * value lie in the arena at off, one after another. */
 struct deferred {
-	uint64_t head; /* the first 8 bytes of enc, big-endian: most comparisons end here */
+	uint64_t head, head2; /* enc's bytes 0-7 and 8-15, big-endian, zero past its end:
+				 most comparisons end here, without reading the arena (a key
+				 of a string and a number, as [.station, .ts], is 8 bytes and
+				 more before the number) */
 	size_t off;
 	uint32_t enclen, klen, vlen, seq;
 	bool has_t;
@@ -300,11 +303,11 @@ ss_store_defer_puts(ss_store *s)
 }
 
 static uint64_t
-enc_head(const char *enc, size_t len)
+enc_head(const char *enc, size_t len, size_t from)
 {
 	uint64_t h = 0;
 
-	for (size_t i = 0; i < 8; i++)
+	for (size_t i = from; i < from + 8; i++)
 		h = h << 8 | (i < len ? (unsigned char)enc[i] : 0);
 	return h;
 }
@@ -319,8 +322,9 @@ defer_put(ss_store *s, const char *enc, size_t enclen, const char *key_json, siz
 		s->deferred = ss_xrealloc(s->deferred, s->capdeferred * sizeof *s->deferred);
 	}
 	struct deferred *d = &s->deferred[s->ndeferred];
-	*d = (struct deferred){enc_head(enc, enclen), s->arena.len, (uint32_t)enclen, (uint32_t)klen,
-			       (uint32_t)vlen, (uint32_t)s->ndeferred, t != NULL, t ? *t : 0};
+	*d = (struct deferred){enc_head(enc, enclen, 0), enc_head(enc, enclen, 8), s->arena.len,
+			       (uint32_t)enclen, (uint32_t)klen, (uint32_t)vlen, (uint32_t)s->ndeferred,
+			       t != NULL, t ? *t : 0};
 	s->ndeferred++;
 	ss_buf_add(&s->arena, enc, enclen);
 	ss_buf_add(&s->arena, key_json, klen);
@@ -339,11 +343,30 @@ cmp_deferred(const void *a, const void *b)
 
 	if (x->head != y->head)
 		return x->head < y->head ? -1 : 1;
+	if (x->head2 != y->head2)
+		return x->head2 < y->head2 ? -1 : 1;
 	size_t n = x->enclen < y->enclen ? x->enclen : y->enclen;
-	int c = n > 8 ? memcmp(cmp_arena + x->off + 8, cmp_arena + y->off + 8, n - 8) : 0;
+	int c = n > 16 ? memcmp(cmp_arena + x->off + 16, cmp_arena + y->off + 16, n - 16) : 0;
 	if (c == 0)
 		c = (x->enclen > y->enclen) - (x->enclen < y->enclen);
 	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Read the bytes of the PUT_ROWS puts from d on before the statement copies them, one
+ * after another, into its records. In key order they lie all over the arena, a cache
+ * miss or more each; read here, independent of each other, the misses overlap. (Loads,
+ * not prefetches: this machine drops prefetches that miss, asof_hist.c says.) */
+static void
+touch_rows(const ss_store *s, const struct deferred *d)
+{
+	for (int i = 0; i < PUT_ROWS; i++, d++) {
+		const char *p = s->arena.data + d->off;
+		size_t n = (size_t)d->enclen + d->klen + d->vlen;
+		for (size_t at = 0; at < n; at += 64)
+			(void)*(volatile const char *)(p + at);
+		if (n > 0) /* the line of its last byte */
+			(void)*(volatile const char *)(p + n - 1);
+	}
 }
 
 /* The PUT_ROWS held-back puts from d on, in one statement. */
@@ -352,6 +375,7 @@ put_rows(ss_store *s, const struct deferred *d)
 {
 	sqlite3_stmt *st = stmt(s, ST_PUT_ROWS);
 
+	touch_rows(s, d);
 	for (int i = 0; i < PUT_ROWS; i++, d++) {
 		const char *enc = s->arena.data + d->off;
 		bind_put(st, 4 * i + 1, enc, d->enclen, enc + d->enclen, d->klen, enc + d->enclen + d->klen,
