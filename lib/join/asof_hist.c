@@ -120,6 +120,8 @@ key_get(struct asof_map *m, uint64_t h, const char *enc, size_t len)
 	struct asof_key *k = calloc(1, sizeof *k + len + 1);
 	if (k == NULL)
 		ss_diag_die(SS_EXIT_DATA, "out of memory");
+	k->hist = k->inl;
+	k->cap = ASOF_HIST_INLINE;
 	k->hash = h;
 	k->enclen = (uint32_t)len;
 	memcpy(k->enc, enc, len);
@@ -149,7 +151,8 @@ asof_map_free(struct asof_map *m)
 			continue;
 		for (size_t r = 0; r < k->n; r++)
 			free(k->hist[r].raw);
-		free(k->hist);
+		if (k->hist != k->inl)
+			free(k->hist);
 		free(k);
 	}
 	free(m->slot);
@@ -191,6 +194,19 @@ asof_hist_forward(const struct asof_key *k, int64_t t, bool strict)
 	return i < k->n ? &k->hist[i] : NULL;
 }
 
+/* Twice the room: the inline entries move to an array of their own. */
+static void
+hist_grow(struct asof_key *k)
+{
+	if (k->hist == k->inl) {
+		k->hist = ss_xmalloc(2 * k->cap * sizeof *k->hist);
+		memcpy(k->hist, k->inl, k->n * sizeof *k->hist);
+	} else {
+		k->hist = ss_xrealloc(k->hist, 2 * k->cap * sizeof *k->hist);
+	}
+	k->cap *= 2;
+}
+
 const struct asof_right *
 asof_hist_put(struct asof_key *k, int64_t t, uint64_t seq, char *raw, size_t len, bool has_known)
 {
@@ -204,10 +220,8 @@ asof_hist_put(struct asof_key *k, int64_t t, uint64_t seq, char *raw, size_t len
 		}
 		free(k->hist[i].raw);
 	} else {
-		if (k->n == k->cap) {
-			k->cap = k->cap ? 2 * k->cap : 4;
-			k->hist = ss_xrealloc(k->hist, k->cap * sizeof *k->hist);
-		}
+		if (k->n == k->cap)
+			hist_grow(k);
 		memmove(&k->hist[i + 1], &k->hist[i], (k->n - i) * sizeof *k->hist);
 		k->n++;
 	}

@@ -51,8 +51,14 @@ asof_right_known_bytes(const struct asof_right *r)
 
 struct asof_held;
 
+/* History entries a key holds in itself before its history moves to an array of its own.
+ * A merge of ordered files keeps one or two per key (asof_prune), so a lookup's chain of
+ * misses is slot, key, record rather than slot, key, array, record: with 1,000,000 keys,
+ * where each is a miss to memory, the join takes a fifth less time (bench/keys.sh). */
+enum { ASOF_HIST_INLINE = 2 };
+
 struct asof_key {
-	struct asof_right *hist; /* sorted by t, unique t */
+	struct asof_right *hist; /* sorted by t, unique t: inl, or an array of its own */
 	size_t n, cap;
 	uint64_t hash;
 	uint32_t enclen;
@@ -60,6 +66,7 @@ struct asof_key {
 	bool on_disk; /* older history is in the store only (evicted): every record older
 			 than hist[0] (asof_match.c evict) */
 	struct asof_held *held;  /* this key's held/open left records */
+	struct asof_right inl[ASOF_HIST_INLINE];
 	char enc[];  /* the encoded key, in the same allocation: one cache miss less */
 };
 
