@@ -538,12 +538,19 @@ asof_counters_add(struct asof_counters *sum, const struct asof_counters *c)
 }
 
 void
-asof_join_free(asof_join *j)
+asof_join_close(asof_join *j)
 {
 	if (j->spill && j->spill != j->st)
 		asof_state_close(j->spill);
 	if (j->st)
 		asof_state_close(j->st);
+	j->spill = j->st = NULL;
+}
+
+void
+asof_join_free(asof_join *j)
+{
+	asof_join_close(j);
 	if (asof_ordered(j)) { /* every held record in memory is in its partition's queue */
 		for (size_t i = 0; i < j->noq; i++)
 			while (j->oq[i].first) {

@@ -187,7 +187,7 @@ struct asof_row;
 struct asof_dir;
 
 /* What the joins of one run share, owned by the router (asof_router.c: opened by ss_asof_new,
- * freed by ss_asof_free after the joins): the output, the compiled expressions, the
+ * closed by ss_asof_end after the joins): the output, the compiled expressions, the
  * --late-file and the --acks file, the inputs' names and what their writers tell, what
  * was said once on stderr, and the counts that are the run's, not a partition's. A
  * join (the one join, or each partition-join of a --state-dir) reaches it through its
@@ -419,6 +419,8 @@ asof_join *asof_join_open(struct asof_ctx *cx, const struct ss_asof_opts *opts);
  * has ended (its held records are finished as it loads). */
 asof_join *asof_join_new(struct asof_ctx *cx, const struct ss_asof_opts *top, const char *path, int32_t partition,
 			 bool right_eof);
+/* Close the state (committed): the join's memory stays, for asof_join_free only. */
+void asof_join_close(asof_join *j);
 /* Close the state and free the join (not its cx: the router's). */
 void asof_join_free(asof_join *j);
 void asof_counters_add(struct asof_counters *sum, const struct asof_counters *c);
@@ -518,7 +520,7 @@ void asof_to_late_file(asof_join *j, const struct asof_in *in);
  * said once. */
 void asof_late(asof_join *j, const struct asof_in *in);
 
-/* asof_router.c: the public handle (asof.h: ss_asof_new, ss_asof_free, ss_asof_summary)
+/* asof_router.c: the public handle (asof.h: ss_asof_new, ss_asof_end, ss_asof_summary)
  * and the join's entry points for the run: to the one join (asof_join_*), or with
  * --state-dir to the partition-join of the record's partition, or to each (asof_dir.c).
  * It calls down to the engine and never the other way. */

@@ -1,6 +1,6 @@
-/* The router: the public handle of asof.h (ss_asof_new, ss_asof_free, ss_asof_summary)
+/* The router: the public handle of asof.h (ss_asof_new, ss_asof_end, ss_asof_summary)
  * and the join's entry points for the run (asof_run.c). It opens what the joins of the
- * run share (struct asof_ctx: it owns it, and frees it after them), and the one join or
+ * run share (struct asof_ctx: it owns it, and closes it after them), and the one join or
  * the directory of partition-joins (asof_dir.c, --state-dir); each record goes to the
  * one join, or to the partition-join of its partition. At the end, with --acks, it
  * waits for the deliverer. It calls the engine (asof.c, asof_held.c), never the other
@@ -178,19 +178,11 @@ ctx_open(ss_asof *j, ss_writer *out)
 
 /* After the joins: they close their states first. */
 static void
-ctx_free(struct asof_ctx *cx)
+ctx_close(struct asof_ctx *cx)
 {
 	ss_acks_close(cx->acks);
-	ss_expr_free(cx->lon);
-	ss_expr_free(cx->ron);
-	ss_expr_free(cx->lby);
-	ss_expr_free(cx->rby);
-	if (cx->select)
-		jq_teardown(&cx->select);
-	ss_proj_free(cx->proj);
 	if (cx->late)
 		fclose(cx->late);
-	free(cx);
 }
 
 /* The run being opened, until it is returned: a failure on the way ends the process,
@@ -258,23 +250,15 @@ ss_asof_summary(const ss_asof *j)
 
 
 void
-ss_asof_free(ss_asof *j)
+ss_asof_end(ss_asof *j)
 {
-	if (j == NULL)
-		return;
 	exit_handler();
 	atexit_join = NULL;
-	if (j->dir)
+	if (j->dir) /* each partition-join committed, unlocked and freed */
 		asof_dir_free(j->dir);
-	else
-		asof_join_free(j->one);
-	ss_reader_free(j->lrd);
-	ss_reader_free(j->rrd);
-	ss_buf_free(&j->lin.key);
-	ss_buf_free(&j->rin.key);
-	free(j->rin.hist); /* read, not applied: the run ended first */
-	asof_retired_clear(&j->retired);
-	free(j->retired.v);
-	ctx_free(j->cx);
-	free(j);
+	j->dir = NULL;
+	if (j->one)
+		asof_join_close(j->one);
+	ctx_close(j->cx);
 }
+
