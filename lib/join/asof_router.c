@@ -248,7 +248,6 @@ ss_asof_summary(const ss_asof *j)
 		     held);
 }
 
-
 void
 ss_asof_end(ss_asof *j)
 {
@@ -261,4 +260,3 @@ ss_asof_end(ss_asof *j)
 		asof_join_close(j->one);
 	ctx_close(j->cx);
 }
-
