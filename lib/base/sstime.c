@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,6 +231,26 @@ whole_to_ns(int64_t v, enum ss_tsunit unit, int64_t *ns)
 	return true;
 }
 
+/* Eight ASCII digits at p as their value, or -1 when one of them is not a digit: SWAR
+ * (the well-known three-multiply form), as the per-digit loop's chain of multiplies was
+ * 4% of a join's CPU on epoch-millisecond times (13 digits, wide shape, perf). */
+static int64_t
+eight_digits(const char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8); /* little-endian: p[0] in the low byte */
+	/* each byte 0x30..0x39: its high nibble 3, and adding 6 does not carry out of it */
+	if ((v & 0xF0F0F0F0F0F0F0F0u) != 0x3030303030303030u ||
+	    ((v + 0x0606060606060606u) & 0xF0F0F0F0F0F0F0F0u) != 0x3030303030303030u)
+		return -1;
+	v -= 0x3030303030303030u;
+	v = (v * 10) + (v >> 8); /* pairs of digits */
+	v = (((v & 0x000000FF000000FFu) * (100 + (1000000ull << 32))) +
+	     (((v >> 16) & 0x000000FF000000FFu) * (1 + (10000ull << 32)))) >> 32;
+	return (int64_t)v;
+}
+
 /* A plain integer of at most 15 digits: exact as a double, so this gives what strtod
  * would, without its cost on the hot path (most event times are such integers). */
 static bool
@@ -240,6 +261,11 @@ small_integer(const char *p, size_t len, int64_t *v)
 
 	if (len - i == 0 || len - i > 15)
 		return false;
+	if (len - i >= 8) {
+		if ((x = eight_digits(p + i)) < 0)
+			return false;
+		i += 8;
+	}
 	for (; i < len; i++) {
 		if (p[i] < '0' || p[i] > '9')
 			return false;
