@@ -210,21 +210,13 @@ has_backslash(const char *q, size_t n)
 	return false;
 }
 
-/* Compare a raw JSON string literal [p,e) (quotes included) with key; handles escapes. */
-static bool
-key_equals(const char *p, const char *e, const struct step *st)
+/* key_equals of a raw key that may hold an escape: decoded as it is compared. */
+__attribute__((noinline)) static bool
+key_equals_escaped(const char *q, const char *end, const struct step *st)
 {
-	const char *q = p + 1, *end = e - 1;
 	size_t i = 0, rawlen = (size_t)(end - q), keylen = st->keylen;
 	const char *key = st->key;
 
-	/* an escape only ever shortens a key: a raw key of the same length has none (unless
-	 * the key itself holds a backslash), a shorter one cannot match, and a longer one
-	 * only through an escape */
-	if (rawlen == keylen && !st->backslash)
-		return keylen == 0 || (q[0] == key[0] && memcmp(q, key, keylen) == 0);
-	if (rawlen < keylen || (keylen > 0 && q[0] != key[0] && q[0] != '\\'))
-		return false; /* too short, or its first character is another */
 	if (!has_backslash(q, rawlen))
 		return rawlen == keylen && memcmp(q, key, keylen) == 0;
 	while (q < end) {
@@ -238,6 +230,31 @@ key_equals(const char *p, const char *e, const struct step *st)
 		i += n;
 	}
 	return i == keylen;
+}
+
+/* Compare a raw JSON string literal [p,e) (quotes included) with key; handles escapes.
+ * Inline, the escapes apart: it runs for every member passed on the way to a path (2-3
+ * per path in a record), and as a call it was 5% of a join's CPU samples, most of them
+ * its prologue and epilogue (wide shape, perf). */
+static inline bool
+key_equals(const char *p, const char *e, const struct step *st)
+{
+	const char *q = p + 1, *end = e - 1;
+	size_t rawlen = (size_t)(end - q), keylen = st->keylen;
+	const char *key = st->key;
+
+	/* an escape only ever shortens a key: a raw key of the same length has none (unless
+	 * the key itself holds a backslash), a shorter one cannot match, and a longer one
+	 * only through an escape */
+	if (rawlen == keylen && !st->backslash) {
+		for (size_t i = 0; i < keylen; i++) /* (keys are short: no call) */
+			if (q[i] != key[i])
+				return false;
+		return true;
+	}
+	if (rawlen < keylen || (keylen > 0 && q[0] != key[0] && q[0] != '\\'))
+		return false; /* too short, or its first character is another */
+	return key_equals_escaped(q, end, st);
 }
 
 /* The byte after the string literal at p (its opening quote), not checked: only its
