@@ -370,9 +370,13 @@ next_key_candidate(const char *q, const char *e, char c)
 	return e;
 }
 
-/* Could a member named st's key be in [p, end), where p is past a member? Without a
- * backslash there, every key in it is written as its own bytes between quotes: where
- * those are not found quoted, no such member follows. */
+/* Could a member named st's key be in [p, end), where p is past a member (outside any
+ * string)? Every such key is written between quotes, as its own bytes or with an escape:
+ * where neither is found, no such member follows. An escape inside a string is stepped
+ * over as the pair it is (so an escaped quote opens nothing), unless it may be part of
+ * the key: right after a quote, or where a candidate key goes on with it. Before, any
+ * backslash said "may follow", and a text field with one escape (a quote, a newline)
+ * sent every look on through the rest of its line, member by member. */
 static bool
 key_may_follow(const char *p, const char *end, const struct step *st)
 {
@@ -380,14 +384,19 @@ key_may_follow(const char *p, const char *end, const struct step *st)
 
 	if (n == 0)
 		return true;
-	for (const char *q = p; (q = next_key_candidate(q, end, st->key[0])) < end; q++) {
-		if (*q == '\\')
-			return true; /* the key may be written with an escape */
+	for (const char *q = p; (q = next_key_candidate(q, end, st->key[0])) < end;) {
+		if (*q == '\\') {
+			if (q > p && q[-1] == '"')
+				return true; /* a key that starts with an escape */
+			q = end - q > 2 ? q + 2 : end;
+			continue;
+		}
 		size_t i = 1; /* (keys are short: compared here, not by a call) */
 		while (i < n && q + 1 + i < end && q[1 + i] == st->key[i])
 			i++;
-		if (i == n && q + 1 + n < end && q[1 + n] == '"')
-			return true;
+		if (q + 1 + i < end && q[1 + i] == (i == n ? '"' : '\\'))
+			return true; /* the key, or one that may be it written with an escape */
+		q++;
 	}
 	return false;
 }

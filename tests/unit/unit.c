@@ -242,6 +242,14 @@ test_jpath_look(void)
 		{".t", "{\"t\":\"2023-01-01T00:00:00Z\"}"},
 		{".n.x", "{\"n\":null}"},
 		{".zz", "{\"a\":1}"},
+		/* after the member found, a later duplicate written with an escape, or text
+		 * with escapes that only looks like one (key_may_follow steps over escapes) */
+		{".ts", "{\"ts\":1,\"x\":\"a \\\"ts\\\": 9\\n\",\"t\\u0073\":2}"},
+		{".ts", "{\"ts\":1,\"x\":\"a\\\"b\",\"\\u0074s\":3}"},
+		{".ts", "{\"ts\":1,\"x\":\"a\\\\\",\"ts\":4}"},
+		{".ts", "{\"ts\":1,\"x\":\"\\\"ts\\\":5 \\\\\",\"y\":\"\\t\"}"},
+		{".ts", "{\"ts\":1,\"x\":\"\\\"\\n\",\"ts\\u0078\":6,\"tsx\":7}"},
+		{".ts", "{\"ts\":1,\"x\":{\"ts\":8},\"t\\\"\":9}"},
 	};
 	for (size_t i = 0; i < sizeof valid / sizeof valid[0]; i++) {
 		char want[256];
