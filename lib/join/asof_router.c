@@ -251,8 +251,7 @@ ss_asof_summary(const ss_asof *j)
 void
 ss_asof_end(ss_asof *j)
 {
-	exit_handler();
-	atexit_join = NULL;
+	exit_handler(); /* (it clears atexit_join: the exit does not run it again) */
 	if (j->dir) /* each partition-join committed, unlocked and freed */
 		asof_dir_free(j->dir);
 	j->dir = NULL;
