@@ -7,6 +7,9 @@
 # in this invocation: the ratio is the cost of more keys (1.0: none). Also the topic-
 # partitions of ss-checkpoint's pulse: 300,000 records over 100, 10,000 and 100,000
 # partitions, each against 100. Prints wall and CPU seconds, peak RSS and the ratios.
+# KEYS_IR=1 also counts each run's instructions (valgrind's cachegrind, one thread, the
+# same inputs): flat instructions beside rising times say the work per record stays the
+# same and the time goes to memory; about 4 minutes per million records and run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-1000000}
@@ -23,6 +26,15 @@ run() {
 	/usr/bin/time -f '%e %U %S %M' -o "$out/time" "$@" >/dev/null
 	read -r wall user sys kb <"$out/time"
 	echo "$name $wall $(echo "$user + $sys" | bc) $((kb / 1024))"
+}
+
+# ir NAME K RECORDS CMD...: instructions CMD executes, per record, its output dropped
+ir() {
+	local name=$1 k=$2 records=$3
+	shift 3
+	SS_THREADS=0 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+		"$@" >/dev/null 2>"$out/cg"
+	echo "$name $k $(sed -n 's/.*I *refs: *//p' "$out/cg" | tr -d ,) $records"
 }
 
 data() { # data K: the wide files with K stations
@@ -65,3 +77,26 @@ printf '%-22s %10s %8s %8s %8s %10s\n' run keys wall_s cpu_s rss_mb "x_first"
 awk '{ name = $1; k = $2
 	if (!(name in base)) base[name] = $3
 	printf "%-22s %10s %8.2f %8.2f %8d %9.2fx\n", name, k, $3, $4, $5, $3 / base[name] }' "$out/runs"
+[ "${KEYS_IR:-0}" = 1 ] || exit 0
+{
+	for k in 100 10000 1000000; do
+		d=$(data "$k")
+		ir ss-asof "$k" $((2 * n)) bin/ss-asof "$d/activity.ndjson" "$d/weather.ndjson" "${join[@]}"
+		ir ss-asof--select "$k" $((2 * n)) bin/ss-asof "$d/activity.ndjson" "$d/weather.ndjson" \
+			"${join[@]}" --select '[.left.aid, .right.wid]'
+		rm -f "$out"/c.db*
+		ir ss-cache-put "$k" "$n" bin/ss-cache "$out/c.db" put --key .meta.station <"$d/weather.ndjson"
+	done
+	for p in 100 10000 100000; do
+		f=$(parts "$p")
+		rm -f "$out"/p.db*
+		ir ss-checkpoint-pulse "$p" 300000 bin/ss-checkpoint "$out/p.db" pulse activity \
+			--dependency weather=30d --ts .value.timestamp <"$f"
+	done
+} >"$out/irs"
+echo
+echo "instructions (cachegrind, SS_THREADS=0), per record"
+printf '%-22s %10s %12s %10s\n' run keys instr_per_rec "x_first"
+awk '{ name = $1; per = $3 / $4
+	if (!(name in base)) base[name] = per
+	printf "%-22s %10s %12.0f %9.3fx\n", name, $2, per, per / base[name] }' "$out/irs"
