@@ -20,15 +20,24 @@ same() {
 	gen docs 1 60 >"$T/left"
 	gen docs 2 60 >"$T/right"
 	ss-asof "$T/left" "$T/right" --on .t >"$T/joined"
+	ss-asof <(cat "$T/left") <(cat "$T/right") --on .t | sort >"$T/joined-live"
 	gen exprs 3 80 sides >"$T/exprs"
 	while IFS= read -r e; do
 		jq -c "$e" <"$T/joined" >"$T/want" 2>/dev/null || true
 		# files are parsed ahead on threads, which find the paths' values in each record
-		# while they validate it (asof_ahead.c find_known); SS_THREADS=0: the join does
+		# while they validate it (asof_parse.c asof_find_known); SS_THREADS=0: the join
+		# does, as it parses each record
 		ss-asof "$T/left" "$T/right" --on .t --select "$e" --on-error skip >"$T/got" 2>/dev/null
 		same --select "$e"
 		SS_THREADS=0 ss-asof "$T/left" "$T/right" --on .t --select "$e" --on-error skip >"$T/got" 2>/dev/null
 		same "--select (SS_THREADS=0)" "$e"
+		# through pipes the join is live: the values of left records are found as they
+		# are parsed, those of right ones (history kept whole) when a result is written;
+		# results in release order, compared as sorted lines
+		jq -c "$e" <"$T/joined-live" 2>/dev/null | sort >"$T/want" || true
+		ss-asof <(cat "$T/left") <(cat "$T/right") --on .t --select "$e" --on-error skip 2>/dev/null |
+			sort >"$T/got"
+		same "--select (pipes)" "$e"
 	done <"$T/exprs"
 }
 

@@ -67,7 +67,7 @@ struct asof_ahead {
 	size_t chunk;
 	ss_expr *on, *by;
 	enum ss_tsunit unit;
-	const struct ss_jpath *known[SS_PROJ_KNOWN]; /* --select's paths found here */
+	const struct ss_jpath *const *known; /* --select's paths found here (asof_ctx) */
 	int nknown;
 	bool copy; /* each good record copied for the history (asof_ahead_start) */
 	/* the main thread's */
@@ -142,25 +142,6 @@ room_for(struct ahead_batch *b, size_t need)
 	b->cap = cap;
 }
 
-/* --select's values of this side in the record, found among its members: a lookup in
- * them instead of the join's scan of the record (proj.h ss_proj_known). */
-static void
-find_known(const struct asof_ahead *a, const char *raw, size_t len, const struct ss_jmember *m, size_t nm,
-	   struct asof_known *known)
-{
-	const char *vs, *ve;
-	bool type_error;
-
-	if (nm == SIZE_MAX)
-		return; /* not an object, or too many members noted */
-	for (int i = 0; i < a->nknown; i++) {
-		bool found = ss_jpath_find_in(a->known[i], raw, raw + len, m, nm, &vs, &ve, &type_error);
-		known->at[i] = found ? (uint32_t)(vs - raw) + 1 : 0;
-		known->len[i] = found ? (uint32_t)(ve - vs) : 0;
-	}
-	known->n = (uint8_t)a->nknown;
-}
-
 /* A good right record copied as the history keeps it (asof_hist_copy), after one of
  * the buffers the join handed back is freed: one freed for each one taken, glibc's
  * per-thread cache (7 chunks of a size) serves most of both, as it cannot when hundreds
@@ -205,7 +186,7 @@ parse(struct asof_ahead *a, struct ahead_batch *b, struct ahead_rec *r)
 	r->klen = b->keys.len - r->kat;
 	r->khash = asof_key_hash(b->keys.data + r->kat, r->klen);
 	if (a->nknown > 0)
-		find_known(a, raw, r->len, m, nm, &r->known);
+		asof_find_known(a->known, a->nknown, raw, r->len, m, nm, &r->known);
 	r->ok = true;
 	if (a->copy)
 		r->hist = copy_for_history(&b->retired, raw, r->len, &r->known);
@@ -338,9 +319,8 @@ asof_ahead_start(ss_asof *j, ss_reader *r, bool left, bool copy)
 	struct asof_ahead *a = ss_xmalloc(sizeof *a);
 	*a = (struct asof_ahead){.fd = ss_reader_fd(r), .on = on, .by = by, .unit = j->o.unit,
 				 .name = ss_reader_name(r), .chunk = chunk_size(), .copy = copy};
-	while (j->cx->proj && a->nknown < SS_PROJ_KNOWN &&
-	       (a->known[a->nknown] = ss_proj_known(j->cx->proj, left ? "left" : "right", a->nknown)) != NULL)
-		a->nknown++;
+	a->known = j->cx->known[left];
+	a->nknown = j->cx->nknown[left];
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->ready, NULL);
 	pthread_cond_init(&a->room, NULL);

@@ -197,6 +197,10 @@ struct asof_ctx {
 	ss_expr *lon, *ron, *lby, *rby;
 	jq_state *select;     /* --select in libjq: compiled at its first use (asof_select_jq) */
 	struct ss_proj *proj; /* --select without libjq (proj.h), or NULL */
+	/* proj's paths into each side's records (ss_proj_known), [left]: their values are
+	 * found while a record is parsed (asof_find_known) */
+	const struct ss_jpath *known[2][SS_PROJ_KNOWN];
+	int nknown[2];
 	FILE *late;
 	ss_acks *acks;        /* --acks, or NULL */
 	const char *lname, *rname;
@@ -393,6 +397,11 @@ void asof_parse_fail(ss_asof *j);
 /* What asof_parse does besides parsing for a good record of a batch that was parsed
  * elsewhere (asof_ahead.c). */
 void asof_parsed(ss_asof *j, bool left, const struct asof_in *in);
+/* The values of --select's n paths (asof_ctx known) in the record raw, found among the
+ * nm members noted while it was validated: into *known (left untouched where they were
+ * not noted: not an object, or more members than noted). Any thread. */
+void asof_find_known(const struct ss_jpath *const *paths, int n, const char *raw, size_t len,
+		     const struct ss_jmember *m, size_t nm, struct asof_known *known);
 /* A line of the one input (--left-topic/--right-topic), parsed into j->lin or j->rin as
  * *left says; ASOF_GOT_NONE for a blank or rejected one (another topic, no envelope). */
 enum asof_got asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *left);

@@ -136,6 +136,36 @@ asof_parsed(ss_asof *j, bool left, const struct asof_in *in)
 	}
 }
 
+/* A lookup among the members instead of a scan of the record when the result is
+ * written (proj.h ss_proj_known). */
+void
+asof_find_known(const struct ss_jpath *const *paths, int n, const char *raw, size_t len,
+		const struct ss_jmember *m, size_t nm, struct asof_known *known)
+{
+	const char *vs, *ve;
+	bool type_error;
+
+	if (nm == SIZE_MAX)
+		return;
+	for (int i = 0; i < n; i++) {
+		bool found = ss_jpath_find_in(paths[i], raw, raw + len, m, nm, &vs, &ve, &type_error);
+		known->at[i] = found ? (uint32_t)(vs - raw) + 1 : 0;
+		known->len[i] = found ? (uint32_t)(ve - vs) : 0;
+	}
+	known->n = (uint8_t)n;
+}
+
+/* --select's values in a good record parsed here, as the parse-ahead threads find them:
+ * a left record's for its result, a right record's of a batch for the results it
+ * answers. A live join keeps its right history whole, not the bytes this adds to each. */
+static void
+note_known(const ss_asof *j, bool left, struct asof_in *in)
+{
+	if (j->cx->nknown[left] > 0 && (left || j->batch))
+		asof_find_known(j->cx->known[left], j->cx->nknown[left], in->raw, in->len, in->members,
+				in->nmembers, &in->known);
+}
+
 /* The fields of a validated record, and its envelope unless env_read says in->env
  * already holds it. */
 static enum asof_got
@@ -155,8 +185,10 @@ parse_valid(ss_asof *j, bool left, struct asof_in *in, bool env_read)
 		return ASOF_GOT_FATAL; /* the run ends here: nothing more of this record */
 	if (!ok && in->has_env && j->one)
 		asof_wm_seen(j->one, left, &in->env); /* read, if not applied: its partition went on */
-	if (ok)
+	if (ok) {
 		asof_parsed(j, left, in);
+		note_known(j, left, in);
+	}
 	if (ok && j->dir && !in->has_env) {
 		reject(j, left, in, "", "--state-dir needs enveloped records (topic, partition, offset)");
 		return not_good(j);

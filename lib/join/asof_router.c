@@ -167,6 +167,11 @@ ctx_open(ss_asof *j, ss_writer *out)
 		cx->proj = ss_proj_compile(opts->select);
 		if (cx->proj == NULL)
 			cx->select = asof_select_jq(opts->select);
+		for (int left = 0; cx->proj && left < 2; left++)
+			while (cx->nknown[left] < SS_PROJ_KNOWN &&
+			       (cx->known[left][cx->nknown[left]] =
+					ss_proj_known(cx->proj, left ? "left" : "right", cx->nknown[left])) != NULL)
+				cx->nknown[left]++;
 	}
 	if (opts->late_file && (cx->late = ss_wfile_append(opts->late_file)) == NULL)
 		ss_diag_die(SS_EXIT_DATA, "%s: cannot open: %s", opts->late_file, ss_wfile_strerror(errno));
