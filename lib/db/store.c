@@ -163,7 +163,12 @@ ss_store_open(const char *path, int flags, enum ss_state_kind kind)
 	if (!s->readonly) {
 		if (kind == SS_STATE_CACHE)
 			exec_sql(s, "PRAGMA page_size=" CACHE_PAGE_SIZE);
-		ss_statefile_wal(s->db, s->path);
+		/* a temporary store (a join's spill) is private and gone at close, and nothing
+		 * rolls it back (an error ends the run): a journal would only double its writes */
+		if (*path == '\0')
+			exec_sql(s, "PRAGMA journal_mode=OFF");
+		else
+			ss_statefile_wal(s->db, s->path);
 		exec_sql(s, "PRAGMA cache_size=-16384");
 		bool rowid = create_schema(s, kind);
 		if (kind == SS_STATE_CACHE)
