@@ -18,8 +18,8 @@
 typedef struct ss_store ss_store;
 enum { SS_STORE_READONLY = 1 };
 /* Open or create a state of kind (statefile.h: checked, and marked when written; "" is
- * a temporary store, without a journal). On failure: the path, the reason, and exit 75 (busy, locked) or 1.
- * SS_STORE_READONLY never writes and works without write access. */
+ * a temporary store, without a journal). On failure: the path, the reason, and exit 75
+ * (busy, locked) or 1. SS_STORE_READONLY never writes and works without write access. */
 ss_store *ss_store_open(const char *path, int flags, enum ss_state_kind kind);
 /* Commit any open transaction and close. */
 void ss_store_close(ss_store *s);
