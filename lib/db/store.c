@@ -161,7 +161,10 @@ ss_store_open(const char *path, int flags, enum ss_state_kind kind)
 	ss_offsets_init(&s->offsets, s->db, s->path);
 	ss_statefile_check(s->db, path, kind);
 	if (!s->readonly) {
-		if (kind == SS_STATE_CACHE)
+		/* and a join's spill: it writes each key's evicted records after those it
+		 * wrote before, a page a key per eviction; 1M + 1M wide records through
+		 * pipes: 4.98 s at 4 KiB, 3.89 s at 64 KiB (medians of 3) */
+		if (kind == SS_STATE_CACHE || *path == '\0')
 			exec_sql(s, "PRAGMA page_size=" CACHE_PAGE_SIZE);
 		/* a temporary store (a join's spill) is private and gone at close, and nothing
 		 * rolls it back (an error ends the run): a journal would only double its writes */
