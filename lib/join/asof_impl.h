@@ -699,6 +699,10 @@ void asof_state_rows_close(struct asof_state_rows *it);
 bool asof_state_seen(struct asof_state *st, const struct ss_envelope *env);
 void asof_state_applied(struct asof_state *st, const struct ss_envelope *env);
 void asof_state_right_put(struct asof_state *st, const struct asof_key *k, const struct asof_right *r);
+/* Records r[0..n) of k, sorted by t, all newer than any stored of k (evicted from the
+ * history in memory). */
+void asof_state_right_evicted(struct asof_state *st, const struct asof_key *k, const struct asof_right *r,
+			      size_t n);
 /* Key k's stored record latest at or before t (before), or earliest at or after t, into
  * out (its raw replaced: out owns it); false if none. */
 bool asof_state_right_near(struct asof_state *st, const struct asof_key *k, int64_t t, bool before,

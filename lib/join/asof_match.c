@@ -101,9 +101,9 @@ evict_key(asof_join *j, struct asof_key *k, int64_t cutoff)
 
 	while (drop + 1 < k->n && k->hist[drop + 1].t < cutoff)
 		drop++;
+	if (drop > 0 && j->st == NULL) /* the state file has every record already */
+		asof_state_right_evicted(asof_spill_store(j), k, k->hist, drop);
 	for (size_t i = 0; i < drop; i++) {
-		if (j->st == NULL) /* the state file has every record already */
-			asof_state_right_put(asof_spill_store(j), k, &k->hist[i]);
 		bytes += hist_cost(&k->hist[i]);
 		free(k->hist[i].raw);
 	}
