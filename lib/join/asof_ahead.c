@@ -1,4 +1,4 @@
-/* Parsing a regular file ahead, on a thread of its own (asof_run.c). Over two files the
+/* Parsing an input ahead, on a thread of its own (asof_run.c). Over two files the
  * join spends most of its time splitting lines, validating them and finding --on and
  * --by in them; a producer thread per file does that for the records ahead while the
  * main thread joins: it reads the file in large chunks (pread: the reader's offset is
@@ -9,8 +9,16 @@
  * good (blank, invalid, a field missing, a value only libjq can read) is parsed again
  * by the main thread with asof_parse, so that every diagnostic and --on-error action
  * happens as without the thread, in order; the thread never reports, exits or calls
- * libjq. Only for plain paths (no libjq) over regular files; SS_THREADS=0 turns it off. */
+ * libjq. Only for plain paths (no libjq); SS_THREADS=0 turns it off.
+ *
+ * A live join (asof_ahead_live: pipes, the README's pipeline) has its inputs parsed
+ * ahead the same way, envelopes too. There the main thread must not wait for a record
+ * that has not come: the thread says when it has nothing to parse until its input has
+ * more (starved), and the main thread then goes on with the other input, or idles and
+ * polls a pipe the thread writes to when it hands over a batch (wake). */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -39,6 +47,7 @@ struct ahead_rec {
 	size_t kat, klen; /* its encoded key in the batch's keys */
 	uint64_t khash;   /* ... and its hash in the join's key map (asof_key_hash) */
 	bool ok;
+	bool has_env;     /* live: it has an envelope, in the batch's env[] at its index */
 	struct asof_known known; /* --select's values in it */
 	char *hist; /* with copy: the buffer the history keeps it in, until taken */
 };
@@ -49,6 +58,8 @@ struct ahead_batch {
 	struct ahead_rec *rec;
 	size_t n, rcap;
 	ss_buf keys;
+	struct ss_envelope *env; /* live: the records' envelopes (has_env), by index */
+	size_t envcap;
 	bool last; /* the input ends after this batch */
 	int err;   /* ... because of this read error, or 0 */
 	struct asof_retired retired; /* history buffers the join is done with, to free */
@@ -70,6 +81,12 @@ struct asof_ahead {
 	const struct ss_jpath *const *known; /* --select's paths found here (asof_ctx) */
 	int nknown;
 	bool copy; /* each good record copied for the history (asof_ahead_start) */
+	bool live; /* a live join's input: envelopes read, starved told (asof_ahead_live) */
+	bool pipe; /* not a regular file: read(), not pread(); polled before each read */
+	int stop_fd[2]; /* pipe: written to stop the thread waiting for input */
+	int wake_fd[2]; /* live: written when a batch is handed over while want_wake */
+	bool starved;   /* live: the thread waits for input, every batch handed over */
+	bool want_wake; /* live: the main thread found nothing and polls wake_fd */
 	/* the main thread's */
 	const char *name;
 	struct ahead_batch *cur;
@@ -117,6 +134,7 @@ batch_free(struct ahead_batch *b)
 	free(b->retired.v);
 	free(b->buf);
 	free(b->rec);
+	free(b->env);
 	ss_buf_free(&b->keys);
 	free(b);
 }
@@ -171,10 +189,13 @@ parse(struct asof_ahead *a, struct ahead_batch *b, struct ahead_rec *r)
 	ss_rec rec;
 
 	r->ok = false;
+	r->has_env = false;
 	r->known.n = 0;
 	r->hist = NULL;
 	if (ss_ndjson_blank(raw, r->len) || !ss_jscan_document_members(raw, raw + r->len, m, 16, &nm, &why))
 		return;
+	if (a->live)
+		r->has_env = ss_envelope_get(raw, r->len, &b->env[r - b->rec]);
 	ss_rec_init(&rec, raw, r->len);
 	ss_rec_set_members(&rec, m, nm);
 	/* (the _nojq variants: jv is libjq's, and libjq is the main thread's) */
@@ -209,6 +230,57 @@ add_line(struct ahead_batch *b, size_t at, size_t len, uint64_t off, uint64_t li
 	r->len = len;
 }
 
+/* Under the lock: the main thread, polling wake_fd, is told there is more. */
+static void
+wake(struct asof_ahead *a)
+{
+	if (!a->want_wake)
+		return;
+	a->want_wake = false;
+	char c = 1;
+	ssize_t k = write(a->wake_fd[1], &c, 1); /* (full: a byte is there already) */
+	(void)k;
+}
+
+/* Live: the thread waits for input (starved) or has some again. */
+static void
+starve(struct asof_ahead *a, bool starved)
+{
+	ss_proc_lock(&a->mu);
+	a->starved = starved;
+	if (starved) {
+		pthread_cond_signal(&a->ready); /* the main thread may wait for a batch */
+		wake(a);
+	}
+	ss_proc_unlock(&a->mu);
+}
+
+enum { READ_STOPPED = -2 };
+
+/* Read more of the input at pos: a pipe is polled first, and while it has nothing the
+ * thread is starved, until it has or the main thread stops it (READ_STOPPED). */
+static ssize_t
+read_more(struct asof_ahead *a, char *buf, size_t n, uint64_t pos)
+{
+	if (!a->pipe)
+		return pread(a->fd, buf, n, (off_t)pos);
+	struct pollfd p[2] = {{.fd = a->fd, .events = POLLIN}, {.fd = a->stop_fd[0], .events = POLLIN}};
+	if (poll(p, 1, 0) == 0) {
+		if (a->live)
+			starve(a, true);
+		int rc;
+		while ((rc = poll(p, 2, -1)) < 0 && errno == EINTR)
+			;
+		if (a->live)
+			starve(a, false);
+		if (rc < 0)
+			return -1;
+		if (p[1].revents != 0)
+			return READ_STOPPED;
+	}
+	return read(a->fd, buf, n);
+}
+
 /* Hand a batch to the main thread; false when it asked the thread to stop. */
 static bool
 put(struct asof_ahead *a, struct ahead_batch *b)
@@ -225,6 +297,7 @@ put(struct asof_ahead *a, struct ahead_batch *b)
 		a->tail = b;
 		a->queued++;
 		pthread_cond_signal(&a->ready);
+		wake(a);
 	}
 	ss_proc_unlock(&a->mu);
 	if (stop)
@@ -253,7 +326,12 @@ produce(void *arg)
 		/* read until the batch holds a whole line, or the file ends */
 		for (;;) {
 			room_for(b, b->used + a->chunk);
-			ssize_t k = pread(a->fd, b->buf + b->used, a->chunk, (off_t)pos);
+			ssize_t k = read_more(a, b->buf + b->used, a->chunk, pos);
+			if (k == READ_STOPPED) {
+				batch_free(b);
+				free(carry);
+				return NULL;
+			}
 			if (k < 0 && errno == EINTR)
 				continue;
 			if (k < 0) {
@@ -288,6 +366,10 @@ produce(void *arg)
 		}
 		if (ncarry)
 			memcpy(carry, b->buf + start, ncarry);
+		if (a->live && b->envcap < b->n) {
+			b->envcap = b->rcap;
+			b->env = ss_xrealloc(b->env, b->envcap * sizeof *b->env);
+		}
 		for (size_t i = 0; i < b->n; i++)
 			parse(a, b, &b->rec[i]);
 		asof_retired_clear(&b->retired); /* the rest (see parse) */
@@ -307,31 +389,110 @@ at_start(ss_reader *r, struct stat *st)
 	return fstat(ss_reader_fd(r), st) == 0 && S_ISREG(st->st_mode) && lseek(ss_reader_fd(r), 0, SEEK_CUR) == 0;
 }
 
-struct asof_ahead *
-asof_ahead_start(ss_asof *j, ss_reader *r, bool left, bool copy)
+/* Can a thread parse this side's records? Its --on and --by are plain paths (no libjq
+ * on the thread), and its reader has not read anything yet. */
+static bool
+parsable_ahead(ss_asof *j, ss_reader *r, bool left)
 {
 	ss_expr *on = left ? j->cx->lon : j->cx->ron, *by = left ? j->cx->lby : j->cx->rby;
-	struct stat st;
 
-	if (!ss_proc_threads() || !j->batch || ss_reader_lineno(r) != 0 || !ss_expr_is_path(on) ||
-	    (by != NULL && !ss_expr_is_path(by)) || !at_start(r, &st))
-		return NULL;
+	return ss_proc_threads() && ss_reader_lineno(r) == 0 && ss_reader_offset(r) == 0 &&
+	       ss_expr_is_path(on) && (by == NULL || ss_expr_is_path(by));
+}
+
+/* A nonblocking pipe, closed on exec. */
+static bool
+open_pipe(int fd[2])
+{
+	if (pipe(fd) != 0)
+		return false;
+	for (int i = 0; i < 2; i++) {
+		fcntl(fd[i], F_SETFL, fcntl(fd[i], F_GETFL) | O_NONBLOCK);
+		fcntl(fd[i], F_SETFD, FD_CLOEXEC);
+	}
+	return true;
+}
+
+static void
+close_pipe(int fd[2])
+{
+	if (fd[0] >= 0) {
+		close(fd[0]);
+		close(fd[1]);
+	}
+	fd[0] = fd[1] = -1;
+}
+
+static void
+ahead_free(struct asof_ahead *a)
+{
+	batch_list_free(a->head);
+	batch_list_free(a->spare);
+	if (a->cur)
+		batch_free(a->cur);
+	close_pipe(a->stop_fd);
+	close_pipe(a->wake_fd);
+	pthread_mutex_destroy(&a->mu);
+	pthread_cond_destroy(&a->ready);
+	pthread_cond_destroy(&a->room);
+	free(a);
+}
+
+static struct asof_ahead *
+start(ss_asof *j, ss_reader *r, bool left, bool copy, bool live, bool pipe)
+{
 	struct asof_ahead *a = ss_xmalloc(sizeof *a);
-	*a = (struct asof_ahead){.fd = ss_reader_fd(r), .on = on, .by = by, .unit = j->o.unit,
-				 .name = ss_reader_name(r), .chunk = chunk_size(), .copy = copy};
-	a->known = j->cx->known[left];
-	a->nknown = j->cx->nknown[left];
+	*a = (struct asof_ahead){.fd = ss_reader_fd(r), .on = left ? j->cx->lon : j->cx->ron,
+				 .by = left ? j->cx->lby : j->cx->rby, .unit = j->o.unit,
+				 .name = ss_reader_name(r), .chunk = chunk_size(), .copy = copy,
+				 .live = live, .pipe = pipe, .stop_fd = {-1, -1}, .wake_fd = {-1, -1}};
+	/* (a live join finds --select's values in its left records only: asof_parse.c) */
+	if (left || !live) {
+		a->known = j->cx->known[left];
+		a->nknown = j->cx->nknown[left];
+	}
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->ready, NULL);
 	pthread_cond_init(&a->room, NULL);
-	if (ss_proc_thread(&a->th, produce, a) != 0) {
-		pthread_mutex_destroy(&a->mu);
-		pthread_cond_destroy(&a->ready);
-		pthread_cond_destroy(&a->room);
-		free(a);
+	if ((pipe && !open_pipe(a->stop_fd)) || (live && !open_pipe(a->wake_fd)) ||
+	    ss_proc_thread(&a->th, produce, a) != 0) {
+		ahead_free(a);
 		return NULL; /* parsed on the main thread, as without threads */
 	}
 	return a;
+}
+
+struct asof_ahead *
+asof_ahead_start(ss_asof *j, ss_reader *r, bool left, bool copy)
+{
+	struct stat st;
+
+	if (!j->batch || !parsable_ahead(j, r, left) || !at_start(r, &st))
+		return NULL;
+	return start(j, r, left, copy, false, false);
+}
+
+struct asof_ahead *
+asof_ahead_live(ss_asof *j, ss_reader *r, bool left)
+{
+	struct stat st;
+
+	if (j->batch || !parsable_ahead(j, r, left) || fstat(ss_reader_fd(r), &st) != 0)
+		return NULL;
+	if (S_ISREG(st.st_mode) && lseek(ss_reader_fd(r), 0, SEEK_CUR) != 0)
+		return NULL; /* (see at_start) */
+	/* the one join's right records copied for its history on the thread, as a merge's */
+	bool copy = !left && j->one != NULL;
+	struct asof_ahead *a = start(j, r, left, copy, true, !S_ISREG(st.st_mode));
+	if (a != NULL && copy)
+		j->one->retired = &j->retired;
+	return a;
+}
+
+int
+asof_ahead_wake_fd(const struct asof_ahead *a)
+{
+	return a->wake_fd[0];
 }
 
 void
@@ -342,21 +503,32 @@ asof_ahead_stop(struct asof_ahead *a)
 	ss_proc_lock(&a->mu);
 	a->stop = true;
 	pthread_cond_broadcast(&a->room);
+	if (a->stop_fd[1] >= 0) {
+		char c = 1;
+		ssize_t k = write(a->stop_fd[1], &c, 1); /* (a thread waiting for input) */
+		(void)k;
+	}
 	ss_proc_unlock(&a->mu);
 	pthread_join(a->th, NULL);
-	batch_list_free(a->head);
-	batch_list_free(a->spare);
-	if (a->cur)
-		batch_free(a->cur);
-	pthread_mutex_destroy(&a->mu);
-	pthread_cond_destroy(&a->ready);
-	pthread_cond_destroy(&a->room);
-	free(a);
+	ahead_free(a);
+}
+
+/* Live: empty the wake pipe, before the queue is looked at (a byte written after this
+ * is for a batch not seen yet). */
+static void
+drain_wake(struct asof_ahead *a)
+{
+	char buf[64];
+
+	while (a->live && read(a->wake_fd[0], buf, sizeof buf) > 0)
+		;
 }
 
 /* The main thread is done with cur: it is reused, and takes the buffers in done (if
- * any) to the thread to free; the next batch, waited for. */
-static void
+ * any) to the thread to free; the next batch, waited for. False (cur NULL) when the
+ * thread of a live join is starved: nothing comes until its input has more, and the
+ * main thread is woken through wake_fd when it has. */
+static bool
 advance(struct asof_ahead *a, struct asof_retired *done)
 {
 	if (a->cur && done) {
@@ -364,13 +536,20 @@ advance(struct asof_ahead *a, struct asof_retired *done)
 		a->cur->retired = *done;
 		*done = empty;
 	}
+	drain_wake(a);
 	ss_proc_lock(&a->mu);
 	if (a->cur) {
 		a->cur->next = a->spare;
 		a->spare = a->cur;
+		a->cur = NULL;
 	}
-	while (a->head == NULL)
+	while (a->head == NULL && !a->starved)
 		ss_proc_wait(&a->ready, &a->mu);
+	if (a->head == NULL) {
+		a->want_wake = true;
+		ss_proc_unlock(&a->mu);
+		return false;
+	}
 	a->cur = a->head;
 	a->head = a->cur->next;
 	if (a->head == NULL)
@@ -380,6 +559,7 @@ advance(struct asof_ahead *a, struct asof_retired *done)
 		pthread_cond_signal(&a->room);
 	ss_proc_unlock(&a->mu);
 	a->next = 0;
+	return true;
 }
 
 /* The key map is out of the cache for most records (10,000 keys and their histories):
@@ -438,7 +618,8 @@ asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in)
 				a->ended = true;
 				return ASOF_GOT_NONE;
 			}
-			advance(a, a->copy ? &j->retired : NULL);
+			if (!advance(a, a->copy ? &j->retired : NULL))
+				return ASOF_GOT_WAIT;
 			continue;
 		}
 		struct ahead_rec *r = &a->cur->rec[a->next++];
@@ -446,7 +627,7 @@ asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in)
 		prefetch_ahead(j, a->cur, a->next, left);
 		a->off = r->off;
 		a->line = r->line;
-		if (!r->ok) {
+		if (!r->ok || (j->dir != NULL && !r->has_env)) { /* (the latter rejected there) */
 			enum asof_got got = asof_parse(j, left, raw, r->len, r->line, in);
 			if (got != ASOF_GOT_NONE)
 				return got;
@@ -456,7 +637,10 @@ asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in)
 		in->len = r->len;
 		in->line = r->line;
 		in->t = r->t;
-		in->has_env = false; /* a batch reads no envelopes (asof_parse.c parse_valid) */
+		/* (asof_parse.c parse_valid: a batch reads no envelopes, nor a bare left input) */
+		in->has_env = r->has_env && !(left && j->left_bare);
+		if (in->has_env)
+			in->env = a->cur->env[r - a->cur->rec];
 		ss_buf_reset(&in->key);
 		if (r->klen > 0)
 			ss_buf_add(&in->key, a->cur->keys.data + r->kat, r->klen);

@@ -390,7 +390,12 @@ const struct asof_right *asof_pick(const struct ss_asof_opts *o, int64_t t, cons
  * fail), not reported yet: its caller passes it up to the run, which sends the held
  * records first (asof_fail, asof_join_finish_held), then reports it and exits
  * (asof_parse_fail). */
-enum asof_got { ASOF_GOT_NONE, ASOF_GOT_RECORD, ASOF_GOT_FATAL };
+enum asof_got {
+	ASOF_GOT_NONE,
+	ASOF_GOT_RECORD,
+	ASOF_GOT_FATAL,
+	ASOF_GOT_WAIT, /* (asof_ahead_next, live) nothing ready yet: the input has not more */
+};
 enum asof_got asof_parse(ss_asof *j, bool left, const char *raw, size_t len, uint64_t line, struct asof_in *in);
 /* Report the bad record that ends the run (j->bad) as the --on-error policy says: exits. */
 void asof_parse_fail(ss_asof *j);
@@ -604,16 +609,23 @@ void asof_index_free(struct asof_index *ix);
  * at its end, and every held record is answered from ix (asof_held.c). */
 void asof_join_indexed(asof_join *j, struct asof_index *ix);
 
-/* asof_ahead.c: a regular file of a batch parsed ahead on a thread. Started on a reader
- * not read yet (or rewound), when the side's --on and --by are plain paths and
+/* asof_ahead.c: an input parsed ahead on a thread. A regular file of a batch: started on
+ * a reader not read yet (or rewound), when the side's --on and --by are plain paths and
  * SS_THREADS is not 0; else NULL (the reader is read on the main thread). With copy
  * (the right file of a merge), the thread also copies each good record as the history
  * keeps it (struct asof_in hist), and frees the ones j->retired hands back. */
 struct asof_ahead *asof_ahead_start(ss_asof *j, ss_reader *r, bool left, bool copy);
+/* The same for an input of a live join, also a pipe (run_live): envelopes are read on
+ * the thread too, and with the one join its right records are copied for its history
+ * there (j->one->retired set). NULL as asof_ahead_start. */
+struct asof_ahead *asof_ahead_live(ss_asof *j, ss_reader *r, bool left);
 /* The next good record into in, as next_record reads it from the reader (bad ones
  * reported on the way, in order); ASOF_GOT_NONE at the end, ASOF_GOT_FATAL at a bad
- * one that ends the run. in->raw stays valid until the next call. */
+ * one that ends the run; and for a live one ASOF_GOT_WAIT when nothing is ready until its
+ * input has more: poll asof_ahead_wake_fd then. in->raw stays valid until the next call. */
 enum asof_got asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in);
+/* The fd a live one's thread makes readable when it has more (after ASOF_GOT_WAIT). */
+int asof_ahead_wake_fd(const struct asof_ahead *a);
 /* The file offset of the line last returned, and the number of the line last read
  * (as ss_reader_offset and ss_reader_lineno). */
 uint64_t asof_ahead_offset(const struct asof_ahead *a);

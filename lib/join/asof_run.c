@@ -45,6 +45,11 @@ stop_ahead(ss_asof *j)
 	asof_ahead_stop(j->lahead);
 	asof_ahead_stop(j->rahead);
 	j->lahead = j->rahead = NULL;
+	if (j->one)
+		j->one->retired = NULL; /* (records pruned from now on are freed at once) */
+	asof_retired_clear(&j->retired);
+	free(j->retired.v);
+	j->retired = (struct asof_retired){0};
 }
 
 /* A left record is about to be answered: exit 1 if the right input had no record (every
@@ -409,28 +414,91 @@ apply(ss_asof *j, bool left)
 	}
 }
 
-/* Take up to BATCH ready lines from one side; false when it would block or ended. */
-static bool
-drain(ss_asof *j, ss_reader *rd, bool left)
+/* The next ready line of one side, parsed into *g (ASOF_GOT_NONE for a rejected one): 1,
+ * or 0 at its end, -1 when none is ready (as ss_reader_try_next). */
+static int
+live_next(ss_asof *j, ss_reader *rd, bool left, enum asof_got *g)
 {
+	struct asof_ahead *a = left ? j->lahead : j->rahead;
+	struct asof_in *in = left ? &j->lin : &j->rin;
 	const char *line;
 	size_t len;
 
-	for (int i = 0; i < BATCH; i++) {
-		int rc = ss_reader_try_next(rd, &line, &len);
-		if (rc < 0)
-			return false;
-		if (rc == 0) {
-			if (left)
-				left_ended(j);
-			else
-				right_pipe_ended(j);
-			return false;
-		}
-		if (got(j, asof_parse(j, left, line, len, ss_reader_lineno(rd), left ? &j->lin : &j->rin)))
-			apply(j, left);
+	if (a != NULL) {
+		*g = asof_ahead_next(j, a, left, in);
+		return *g == ASOF_GOT_WAIT ? -1 : *g == ASOF_GOT_NONE ? 0 : 1;
 	}
-	return true;
+	int rc = ss_reader_try_next(rd, &line, &len);
+	if (rc == 1)
+		*g = asof_parse(j, left, line, len, ss_reader_lineno(rd), in);
+	return rc;
+}
+
+/* The next good record of one side into j->lin or j->rin; false when none is ready, or
+ * the side ended (*ended set). */
+static bool
+take_live(ss_asof *j, ss_reader *rd, bool left, bool *ended)
+{
+	enum asof_got g = ASOF_GOT_NONE;
+	int rc;
+
+	while ((rc = live_next(j, rd, left, &g)) > 0)
+		if (got(j, g))
+			return true;
+	*ended = rc == 0;
+	return false;
+}
+
+/* Apply the older of the records taken (the right one on ties, so that a left record
+ * sees the right records of its own time), or the one there is. */
+static void
+apply_older(ss_asof *j, bool *have_l, bool *have_r)
+{
+	if (*have_r && (!*have_l || j->rin.t <= j->lin.t)) {
+		apply(j, false);
+		*have_r = false;
+	} else {
+		apply(j, true);
+		*have_l = false;
+	}
+}
+
+/* Apply up to 2 * BATCH ready records, in time order while both sides have one ready:
+ * a left record read ahead of the right ones of its time would be held until they
+ * come (a deeper release heap, a longer history). A side with nothing ready is not
+ * waited for, and the end of a side is taken once every record read is applied. False
+ * when neither side has more ready. */
+static bool
+take_ready(ss_asof *j, ss_reader *l, ss_reader *r)
+{
+	bool have_l = false, have_r = false, lend = false, rend = false;
+	int i;
+
+	for (i = 0; i < 2 * BATCH && !asof_done(j); i++) {
+		if (!have_l && !j->left_eof && !lend)
+			have_l = take_live(j, l, true, &lend);
+		if (!have_r && !j->right_eof && !rend)
+			have_r = take_live(j, r, false, &rend);
+		if (!have_l && !have_r)
+			break;
+		apply_older(j, &have_l, &have_r);
+	}
+	while (have_l || have_r) /* (none kept over a tick, an idle or an end) */
+		apply_older(j, &have_l, &have_r);
+	if (lend)
+		left_ended(j);
+	if (rend)
+		right_pipe_ended(j);
+	return i == 2 * BATCH;
+}
+
+/* What to poll for one side's input: its pipe, or the thread parsing it ahead. */
+static int
+live_fd(const ss_asof *j, ss_reader *rd, bool left)
+{
+	const struct asof_ahead *a = left ? j->lahead : j->rahead;
+
+	return a != NULL ? asof_ahead_wake_fd(a) : ss_reader_fd(rd);
 }
 
 static void
@@ -440,9 +508,9 @@ wait_for_input(ss_asof *j, ss_reader *l, ss_reader *r)
 	nfds_t n = 0;
 
 	if (!j->left_eof)
-		p[n++] = (struct pollfd){.fd = ss_reader_fd(l), .events = POLLIN};
+		p[n++] = (struct pollfd){.fd = live_fd(j, l, true), .events = POLLIN};
 	if (!j->right_eof)
-		p[n++] = (struct pollfd){.fd = ss_reader_fd(r), .events = POLLIN};
+		p[n++] = (struct pollfd){.fd = live_fd(j, r, false), .events = POLLIN};
 	if (poll(p, n, asof_poll_timeout(j)) < 0 && errno != EINTR)
 		ss_diag_die(SS_EXIT_DATA, "poll: %s", strerror(errno));
 }
@@ -465,16 +533,17 @@ read_right_whole(ss_asof *j, ss_reader *r)
 	right_ended(j);
 }
 
+/* Both inputs as they come: each parsed ahead on a thread where it can be. */
 static void
 run_live(ss_asof *j, ss_reader *l, ss_reader *r)
 {
+	if (!j->left_eof)
+		j->lahead = asof_ahead_live(j, l, true);
+	if (!j->right_eof)
+		j->rahead = asof_ahead_live(j, r, false);
 	while (!asof_done(j)) {
-		bool more = false;
 		ss_proc_exit_if_signalled();
-		if (!j->left_eof)
-			more |= drain(j, l, true);
-		if (!j->right_eof)
-			more |= drain(j, r, false);
+		bool more = take_ready(j, l, r);
 		asof_tick(j);
 		asof_progress(j);
 		if (more || asof_done(j))
@@ -483,6 +552,7 @@ run_live(ss_asof *j, ss_reader *l, ss_reader *r)
 		asof_idle(j);
 		wait_for_input(j, l, r);
 	}
+	stop_ahead(j);
 }
 
 /* The live line over two files: on a terminal, or when asked (--progress). */
@@ -598,7 +668,7 @@ run_one_file(ss_asof *j, ss_reader *rd)
 	uint8_t *is_left = NULL;
 	size_t cap = 0;
 	uint64_t n, last = UINT64_MAX; /* the lines the second pass answers: before last */
-	enum asof_got g;
+	enum asof_got g = ASOF_GOT_NONE;
 
 	j->cx->right_whole = true;
 	while (ss_reader_next(rd, &line, &len) == 1) {

@@ -1,21 +1,31 @@
 #include "stream/envelope.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/jscan.h"
 
+/* (compiled once, by whichever thread asks first: a join reads envelopes on its parsing
+ * threads too) */
 static struct ss_jpath *topic_path, *partition_path, *offset_path;
+static pthread_once_t paths_once = PTHREAD_ONCE_INIT;
+
+static void
+compile_paths(void)
+{
+	topic_path = ss_jpath_parse(".topic");
+	partition_path = ss_jpath_parse(".partition");
+	offset_path = ss_jpath_parse(".offset");
+}
 
 static bool
-find(struct ss_jpath **path, const char *expr, const char *raw, size_t len, const char **vs, size_t *vlen)
+find(const struct ss_jpath *path, const char *raw, size_t len, const char **vs, size_t *vlen)
 {
 	const char *ve;
 	bool type_error;
 
-	if (*path == NULL)
-		*path = ss_jpath_parse(expr);
-	if (!ss_jpath_find(*path, raw, raw + len, vs, &ve, &type_error))
+	if (!ss_jpath_find(path, raw, raw + len, vs, &ve, &type_error))
 		return false;
 	*vlen = (size_t)(ve - *vs);
 	return true;
@@ -49,13 +59,14 @@ ss_envelope_get(const char *raw, size_t len, struct ss_envelope *env)
 		raw++, len--;
 	if (len == 0 || *raw != '{' || memmem(raw, len, "\"partition\"", 11) == NULL)
 		return false; /* the common case of a record without an envelope, cheaply */
-	if (!find(&topic_path, ".topic", raw, len, &v, &n) || n < 3 || v[0] != '"' ||
+	pthread_once(&paths_once, compile_paths);
+	if (!find(topic_path, raw, len, &v, &n) || n < 3 || v[0] != '"' ||
 	    n - 2 >= sizeof env->topic || memchr(v, '\\', n))
 		return false;
 	memcpy(env->topic, v + 1, n - 2);
 	env->topic[n - 2] = '\0';
-	if (!find(&partition_path, ".partition", raw, len, &v, &n) || !integer(v, n, INT32_MAX, &part))
+	if (!find(partition_path, raw, len, &v, &n) || !integer(v, n, INT32_MAX, &part))
 		return false;
 	env->partition = (int32_t)part;
-	return find(&offset_path, ".offset", raw, len, &v, &n) && integer(v, n, INT64_MAX, &env->offset);
+	return find(offset_path, raw, len, &v, &n) && integer(v, n, INT64_MAX, &env->offset);
 }
