@@ -776,10 +776,11 @@ open(d + "/bls", "w").write("\n".join(left) + "\n")
 PY
 }
 
-# three_runs POLICY CHUNK files|pipes LEFT RIGHT: ss-asof --on .t --by .k --on-error
-# POLICY on one thread (run 0), parsed ahead (1), and parsed ahead in reads of CHUNK bytes
-# (2), of the files LEFT and RIGHT or of pipes from them: $T/out.N, err.N, status.N and
-# dead.N (the dead letters of POLICY dead-letter).
+# three_runs POLICY CHUNK files|pipes|left-pipe LEFT RIGHT: ss-asof --on .t --by .k
+# --on-error POLICY on one thread (run 0), parsed ahead (1), and parsed ahead in reads of
+# CHUNK bytes (2), of the files LEFT and RIGHT, of pipes from both, or of a pipe from LEFT
+# and the file RIGHT: $T/out.N, err.N, status.N and dead.N (the dead letters of POLICY
+# dead-letter).
 three_runs() {
 	local pol=$1 chunk=$2 how=$3 left=$4 right=$5 opt=$1 run status
 	[ "$pol" = dead-letter ] && opt="dead-letter=$T/dead"
@@ -791,6 +792,9 @@ three_runs() {
 		status=0
 		if [ "$how" = pipes ]; then
 			env "${env[@]}" ss-asof --on .t --by .k --on-error "$opt" <(cat "$left") <(cat "$right") \
+				>"$T/out.$run" 2>"$T/err.$run" || status=$?
+		elif [ "$how" = left-pipe ]; then
+			env "${env[@]}" ss-asof --on .t --by .k --on-error "$opt" <(cat "$left") "$right" \
 				>"$T/out.$run" 2>"$T/err.$run" || status=$?
 		else
 			env "${env[@]}" ss-asof --on .t --by .k --on-error "$opt" "$left" "$right" \
@@ -867,6 +871,22 @@ PY
 		dead-letter) assert_equal "$(cat "$T/status.0")" 0
 		      assert_equal "$(wc -l <"$T/dead.1")" 6 ;;
 		esac
+	done; done
+}
+
+@test "a left pipe against a right file parsed ahead on a thread: the same output, messages, dead letters and status" {
+	big_files 30000
+	for left in bl bls; do for pol in fail skip dead-letter; do
+		three_runs "$pol" 7 left-pipe "$T/$left" "$T/br"
+		for run in 1 2; do
+			# (the right file is indexed whole first: all else in the left's order)
+			cmp "$T/out.0" "$T/out.$run"
+			cmp <(sed 's|/dev/fd/[0-9]*|FD|' "$T/err.0") <(sed 's|/dev/fd/[0-9]*|FD|' "$T/err.$run")
+			cmp "$T/status.0" "$T/status.$run"
+			[ "$pol" != dead-letter ] || cmp "$T/dead.0" "$T/dead.$run"
+		done
+		assert_equal "$(cat "$T/status.0")" "$([ "$pol" = fail ] && echo 1 || echo 0)"
+		[ "$pol" = fail ] || assert_equal "$(wc -l <"$T/out.1")" 30001
 	done; done
 }
 

@@ -81,7 +81,8 @@ struct asof_ahead {
 	const struct ss_jpath *const *known; /* --select's paths found here (asof_ctx) */
 	int nknown;
 	bool copy; /* each good record copied for the history (asof_ahead_start) */
-	bool live; /* a live join's input: envelopes read, starved told (asof_ahead_live) */
+	bool live; /* (asof_ahead_live) starved told, the main thread woken */
+	bool env;  /* envelopes read: a live join's input (a batch reads none) */
 	bool pipe; /* not a regular file: read(), not pread(); polled before each read */
 	int stop_fd[2]; /* pipe: written to stop the thread waiting for input */
 	int wake_fd[2]; /* live: written when a batch is handed over while want_wake */
@@ -194,7 +195,7 @@ parse(struct asof_ahead *a, struct ahead_batch *b, struct ahead_rec *r)
 	r->hist = NULL;
 	if (ss_ndjson_blank(raw, r->len) || !ss_jscan_document_members(raw, raw + r->len, m, 16, &nm, &why))
 		return;
-	if (a->live)
+	if (a->env)
 		r->has_env = ss_envelope_get(raw, r->len, &b->env[r - b->rec]);
 	ss_rec_init(&rec, raw, r->len);
 	ss_rec_set_members(&rec, m, nm);
@@ -366,7 +367,7 @@ produce(void *arg)
 		}
 		if (ncarry)
 			memcpy(carry, b->buf + start, ncarry);
-		if (a->live && b->envcap < b->n) {
+		if (a->env && b->envcap < b->n) {
 			b->envcap = b->rcap;
 			b->env = ss_xrealloc(b->env, b->envcap * sizeof *b->env);
 		}
@@ -445,7 +446,8 @@ start(ss_asof *j, ss_reader *r, bool left, bool copy, bool live, bool pipe)
 	*a = (struct asof_ahead){.fd = ss_reader_fd(r), .on = left ? j->cx->lon : j->cx->ron,
 				 .by = left ? j->cx->lby : j->cx->rby, .unit = j->o.unit,
 				 .name = ss_reader_name(r), .chunk = chunk_size(), .copy = copy,
-				 .live = live, .pipe = pipe, .stop_fd = {-1, -1}, .wake_fd = {-1, -1}};
+				 .live = live, .env = live && !j->batch, .pipe = pipe,
+				 .stop_fd = {-1, -1}, .wake_fd = {-1, -1}};
 	/* (a live join finds --select's values in its left records only: asof_parse.c) */
 	if (left || !live) {
 		a->known = j->cx->known[left];
@@ -477,7 +479,7 @@ asof_ahead_live(ss_asof *j, ss_reader *r, bool left)
 {
 	struct stat st;
 
-	if (j->batch || !parsable_ahead(j, r, left) || fstat(ss_reader_fd(r), &st) != 0)
+	if (!parsable_ahead(j, r, left) || fstat(ss_reader_fd(r), &st) != 0)
 		return NULL;
 	if (S_ISREG(st.st_mode) && lseek(ss_reader_fd(r), 0, SEEK_CUR) != 0)
 		return NULL; /* (see at_start) */

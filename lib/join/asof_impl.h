@@ -615,9 +615,10 @@ void asof_join_indexed(asof_join *j, struct asof_index *ix);
  * (the right file of a merge), the thread also copies each good record as the history
  * keeps it (struct asof_in hist), and frees the ones j->retired hands back. */
 struct asof_ahead *asof_ahead_start(ss_asof *j, ss_reader *r, bool left, bool copy);
-/* The same for an input of a live join, also a pipe (run_live): envelopes are read on
- * the thread too, and with the one join its right records are copied for its history
- * there (j->one->retired set). NULL as asof_ahead_start. */
+/* The same for an input of a live join, also a pipe (run_live), and for a left pipe of a
+ * batch (answer_left): a live join's envelopes are read on the thread too, and with the
+ * one join its right records are copied for its history there (j->one->retired set).
+ * NULL as asof_ahead_start. */
 struct asof_ahead *asof_ahead_live(ss_asof *j, ss_reader *r, bool left);
 /* The next good record into in, as next_record reads it from the reader (bad ones
  * reported on the way, in order); ASOF_GOT_NONE at the end, ASOF_GOT_FATAL at a bad

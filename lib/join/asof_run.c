@@ -229,12 +229,22 @@ answer_left(ss_asof *j, ss_reader *l)
 		ss_diag_die(SS_EXIT_DATA, "out of memory");
 	if (j->lahead == NULL)
 		j->lahead = asof_ahead_start(j, l, true, false);
+	if (j->lahead == NULL)
+		j->lahead = asof_ahead_live(j, l, true); /* a pipe */
 	while (j->lahead != NULL) {
-		/* a file parsed ahead: every record is there, or the file ended */
 		ss_proc_exit_if_signalled();
 		asof_progress(j);
 		struct asof_in *in = &b->in[b->n];
-		if (!batch_got(j, b, asof_ahead_next(j, j->lahead, true, in)))
+		enum asof_got g = asof_ahead_next(j, j->lahead, true, in);
+		if (g == ASOF_GOT_WAIT) {
+			answer_batch(j, b);
+			asof_idle(j); /* a left pipe with nothing ready: results out now */
+			p.fd = asof_ahead_wake_fd(j->lahead);
+			if (poll(&p, 1, -1) < 0 && errno != EINTR)
+				ss_diag_die(SS_EXIT_DATA, "poll: %s", strerror(errno));
+			continue;
+		}
+		if (!batch_got(j, b, g))
 			break;
 		batch_take(j, b, in->raw, in->len);
 	}
