@@ -448,11 +448,8 @@ start(ss_asof *j, ss_reader *r, bool left, bool copy, bool live, bool pipe)
 				 .name = ss_reader_name(r), .chunk = chunk_size(), .copy = copy,
 				 .live = live, .env = live && !j->batch, .pipe = pipe,
 				 .stop_fd = {-1, -1}, .wake_fd = {-1, -1}};
-	/* (a live join finds --select's values in its left records only: asof_parse.c) */
-	if (left || !live) {
-		a->known = j->cx->known[left];
-		a->nknown = j->cx->nknown[left];
-	}
+	a->known = j->cx->known[left];
+	a->nknown = j->cx->nknown[left];
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->ready, NULL);
 	pthread_cond_init(&a->room, NULL);

@@ -157,7 +157,9 @@ asof_find_known(const struct ss_jpath *const *paths, int n, const char *raw, siz
 
 /* --select's values in a good record parsed here, as the parse-ahead threads find them:
  * a left record's for its result, a right record's of a batch for the results it
- * answers. A live join keeps its right history whole, not the bytes this adds to each. */
+ * answers. A live join's right records are found here when a result needs them: many
+ * never answer one, and here is the joining thread (a parsing thread finds them for all,
+ * having the time). */
 static void
 note_known(const ss_asof *j, bool left, struct asof_in *in)
 {
