@@ -75,30 +75,6 @@ ss_jscan_quote(ss_buf *b, const char *s, size_t n)
 	return clean;
 }
 
-/* The first byte at or after p (before end) that is not a digit. Long runs (epoch
- * milliseconds) 8 bytes a time where a word can be read as 8 little-endian bytes: a
- * byte x ^ '0' is a digit's value exactly when neither it nor it + 6 has high bits (a
- * carry out of a byte only reaches later bytes, after the first non-digit). */
-static inline const char *
-skip_digits(const char *p, const char *end)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	const uint64_t ones = 0x0101010101010101u;
-	while (end - p >= 8) {
-		uint64_t w;
-		memcpy(&w, p, 8);
-		w ^= ones * '0';
-		uint64_t bad = (w | (w + ones * 6)) & ones * 0xF0;
-		if (bad != 0)
-			return p + __builtin_ctzll(bad) / 8;
-		p += 8;
-	}
-#endif
-	while (p < end && *p >= '0' && *p <= '9')
-		p++;
-	return p;
-}
-
 static const char *
 scan_number(const char *p, const char *end, const char **why)
 {
