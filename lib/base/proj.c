@@ -607,6 +607,12 @@ eval_known(const struct ss_jpath *path, const struct ss_proj_span *v, bool valid
 		ss_buf_add(out, "null", 4); /* no such key, and null indexed by anything is null */
 		return true;
 	}
+	if (validated && ss_jpath_nsteps(path) == 2) {
+		/* the span is the value itself, found whole in a validated record (.left.aid):
+		 * nothing to look for in it (a look was a tenth of a projection's instructions) */
+		ss_proj_canonical(out, v->raw, v->raw + v->len);
+		return true;
+	}
 	return eval_steps(path, 2, validated, v->raw, v->len, out);
 }
 
