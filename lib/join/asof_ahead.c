@@ -593,7 +593,7 @@ prefetch_ahead(const ss_asof *j, const struct ahead_batch *b, size_t next, bool 
 	if (next + 4 < b->n)
 		for (size_t at = 0; at < b->rec[next + 4].len && at < 256; at += 64)
 			__builtin_prefetch(b->buf + b->rec[next + 4].at + at);
-	if (j->one == NULL || next % AHEAD_GROUP != 0)
+	if (j->one == NULL || next % AHEAD_GROUP != 0 || asof_join_keys_cached(j->one))
 		return;
 	for (size_t s = 0; s < sizeof plan / sizeof plan[0]; s++) {
 		if (plan[s].stage == ASOF_AHEAD_BYTES && !left)

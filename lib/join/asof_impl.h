@@ -364,6 +364,8 @@ void asof_key_prefetch_stage(const struct asof_map *m, uint64_t hash, enum asof_
 /* The same in the join's key map: what asof_join_prefetch starts, for a record further
  * ahead, by its key's hash. */
 void asof_join_prefetch_stage(const asof_join *j, uint64_t hash, enum asof_ahead_stage stage);
+/* Are the join's keys so few that their lookups hit the cache without the stages? */
+bool asof_join_keys_cached(const asof_join *j);
 void asof_map_free(struct asof_map *m);
 /* Insert, or replace the record with the same time unless it ranks higher (seq):
  * NULL then, raw freed. Takes ownership of raw. */
