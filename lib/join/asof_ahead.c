@@ -401,19 +401,6 @@ parsable_ahead(ss_asof *j, ss_reader *r, bool left)
 	       ss_expr_is_path(on) && (by == NULL || ss_expr_is_path(by));
 }
 
-/* A nonblocking pipe, closed on exec. */
-static bool
-open_pipe(int fd[2])
-{
-	if (pipe(fd) != 0)
-		return false;
-	for (int i = 0; i < 2; i++) {
-		fcntl(fd[i], F_SETFL, fcntl(fd[i], F_GETFL) | O_NONBLOCK);
-		fcntl(fd[i], F_SETFD, FD_CLOEXEC);
-	}
-	return true;
-}
-
 static void
 close_pipe(int fd[2])
 {
@@ -453,7 +440,9 @@ start(ss_asof *j, ss_reader *r, bool left, bool copy, bool live, bool pipe)
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->ready, NULL);
 	pthread_cond_init(&a->room, NULL);
-	if ((pipe && !open_pipe(a->stop_fd)) || (live && !open_pipe(a->wake_fd)) ||
+	/* (pipes never block: a full one holds a byte already, an empty one is done with) */
+	if ((pipe && pipe2(a->stop_fd, O_NONBLOCK | O_CLOEXEC) != 0) ||
+	    (live && pipe2(a->wake_fd, O_NONBLOCK | O_CLOEXEC) != 0) ||
 	    ss_proc_thread(&a->th, produce, a) != 0) {
 		ahead_free(a);
 		return NULL; /* parsed on the main thread, as without threads */
