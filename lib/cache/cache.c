@@ -330,7 +330,7 @@ put_record(struct put *p, const char *line, size_t len)
 		reject(p, line, len, why);
 		return;
 	}
-	bool has_env = ss_envelope_get(line, len, &env);
+	bool has_env = ss_envelope_get_members(line, len, members, nmembers, &env);
 	ss_store *store = record_store(p, line, len, has_env ? &env : NULL);
 	if (store == NULL)
 		return;

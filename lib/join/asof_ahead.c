@@ -196,7 +196,7 @@ parse(struct asof_ahead *a, struct ahead_batch *b, struct ahead_rec *r)
 	if (ss_ndjson_blank(raw, r->len) || !ss_jscan_document_members(raw, raw + r->len, m, 16, &nm, &why))
 		return;
 	if (a->env)
-		r->has_env = ss_envelope_get(raw, r->len, &b->env[r - b->rec]);
+		r->has_env = ss_envelope_get_members(raw, r->len, m, nm, &b->env[r - b->rec]);
 	ss_rec_init(&rec, raw, r->len);
 	ss_rec_set_members(&rec, m, nm);
 	/* (the _nojq variants: jv is libjq's, and libjq is the main thread's) */

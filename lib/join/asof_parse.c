@@ -178,7 +178,8 @@ parse_valid(ss_asof *j, bool left, struct asof_in *in, bool env_read)
 
 	/* envelopes give partition watermarks and left times, and --state's offsets */
 	if (!env_read)
-		in->has_env = !j->batch && !(left && j->left_bare) && ss_envelope_get(in->raw, in->len, &in->env);
+		in->has_env = !j->batch && !(left && j->left_bare) &&
+			      ss_envelope_get_members(in->raw, in->len, in->members, in->nmembers, &in->env);
 	ss_rec_init(&rec, in->raw, in->len);
 	ss_rec_set_members(&rec, in->members, in->nmembers);
 	ok = parse_time(j, left, in, &rec) && parse_key(j, left, in, &rec);
@@ -271,7 +272,7 @@ asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *lef
 		reject_unsided(j, &one, "invalid JSON", why);
 		return not_good(j);
 	}
-	if (!ss_envelope_get(raw, len, &env)) {
+	if (!ss_envelope_get_members(raw, len, one.members, one.nmembers, &env)) {
 		reject_unsided(j, &one, "", "--left-topic needs enveloped records (topic, partition, offset)");
 		return not_good(j);
 	}

@@ -423,6 +423,44 @@ test_envelope(void)
 	CHECK(!ss_envelope_get(e4, strlen(e4), &env));
 }
 
+/* ss_envelope_get_members answers as ss_envelope_get, its members noted or not (more
+ * than the 2 or 16 asked for), whatever escapes and decoys the keys and values have. */
+static void
+check_envelope_members(const char *doc, bool want)
+{
+	struct ss_envelope a = {0}, b = {0};
+	struct ss_jmember m[16];
+	size_t n = strlen(doc), nm;
+	bool got = ss_envelope_get(doc, n, &a);
+
+	CHECK(got == want);
+	for (size_t max = 2; max <= 16; max += 14) {
+		CHECK(ss_jscan_document_members(doc, doc + n, m, max, &nm, NULL));
+		CHECK(ss_envelope_get_members(doc, n, m, nm, &b) == got);
+		CHECK(!got || (strcmp(a.topic, b.topic) == 0 && a.partition == b.partition && a.offset == b.offset));
+	}
+}
+
+static void
+test_envelope_members(void)
+{
+	check_envelope_members("{\"topic\":\"w\",\"partition\":3,\"offset\":42}", true);
+	check_envelope_members("{\"value\":1,\"offset\":4,\"topic\":\"w\",\"partition\":0}", true);
+	check_envelope_members("{\"topic\":\"w\",\"partition\":-1,\"offset\":1}", false);
+	check_envelope_members("{\"value\":{\"topic\":\"w\",\"partition\":1,\"offset\":1}}", false);
+	check_envelope_members("{\"a\":\"\\\"partition\\\"\",\"topic\":\"w\",\"offset\":1}", false);
+	check_envelope_members("{\"parti\\ton\":1,\"topic\":\"w\",\"offset\":1}", false);
+	/* an escaped top-level key: an envelope only where "partition" is also written
+	 * plainly somewhere (ss_envelope_get's search), as before */
+	check_envelope_members("{\"topic\":\"w\",\"p\\u0061rtition\":1,\"offset\":2}", false);
+	check_envelope_members("{\"topic\":\"w\",\"p\\u0061rtition\":1,\"offset\":2,\"v\":{\"partition\":0}}",
+			       true);
+	check_envelope_members("{\"a\":1,\"b\":2,\"c\":3,\"topic\":\"w\",\"partition\":7,\"offset\":9}", true);
+	check_envelope_members("{}", false);
+	check_envelope_members("[{\"partition\":1}]", false);
+	check_envelope_members("\"partition\"", false);
+}
+
 static void
 test_expr(void)
 {
@@ -568,6 +606,7 @@ main(void)
 	test_keyenc();
 	test_buf();
 	test_envelope();
+	test_envelope_members();
 	test_expr();
 	test_proj();
 	test_progress();
