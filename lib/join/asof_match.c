@@ -69,28 +69,32 @@ cmp_time(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The median time of the history in memory (a sample of it, when large). */
+/* The median time of the history in memory, of every step-th record (all when few). It
+ * only splits the history into an older half, for disk, and the rest, so 4,096 times
+ * tell it well enough; 65,536, sorted, with a division per record to pick them, were 3%
+ * of a live join's samples (perf, 1M wide records through pipes, 8 evictions). */
 static int64_t
 history_median(const asof_join *j)
 {
-	enum { SAMPLE = 65536 };
-	size_t n = 0, total = 0, step;
-	int64_t *v = ss_xmalloc(SAMPLE * sizeof *v);
+	enum { SAMPLE = 4096 };
+	int64_t v[SAMPLE];
+	size_t n = 0, total = 0, step, skip = 0;
 
 	for (size_t i = 0; i < j->keys.cap; i++)
 		if (j->keys.slot[i].key != NULL)
 			total += j->keys.slot[i].key->n;
 	step = total / SAMPLE + 1;
-	for (size_t i = 0, seen = 0; i < j->keys.cap; i++) {
+	for (size_t i = 0; i < j->keys.cap && n < SAMPLE; i++) {
 		const struct asof_key *k = j->keys.slot[i].key;
-		for (size_t r = 0; k != NULL && r < k->n; r++, seen++)
-			if (seen % step == 0 && n < SAMPLE)
-				v[n++] = k->hist[r].t;
+		if (k == NULL)
+			continue;
+		size_t r = skip; /* the first of this key's to take, counted on from the last */
+		for (; r < k->n && n < SAMPLE; r += step)
+			v[n++] = k->hist[r].t;
+		skip = r - k->n;
 	}
 	qsort(v, n, sizeof *v, cmp_time);
-	int64_t m = n ? v[n / 2] : INT64_MIN;
-	free(v);
-	return m;
+	return n ? v[n / 2] : INT64_MIN;
 }
 
 /* Key k's records older than cutoff, but its newest such one, go to disk. */
