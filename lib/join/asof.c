@@ -101,7 +101,7 @@ join_alloc(struct asof_ctx *cx, const struct ss_asof_opts *opts)
 	j->partition = -1;
 	j->started = ss_time_mono();
 	j->spill_limit = spill_limit();
-	j->hist_limit = history_limit();
+	j->hist_limit = j->hist_next = history_limit();
 	return j;
 }
 

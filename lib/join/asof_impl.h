@@ -255,6 +255,7 @@ struct asof_join {
 	struct asof_state *spill; /* where held records overflow: st, or a temporary file */
 	size_t held_bytes, spill_limit;
 	size_t hist_bytes, hist_limit; /* right history in memory, and its bound */
+	size_t hist_next;              /* ... and the size at which the next eviction runs */
 	struct asof_right near[2];     /* history read back from the store (asof_match.c) */
 	uint64_t spilled;         /* held records on disk, not in memory */
 	struct asof_oq *oq;       /* --order left: one queue per left partition */
