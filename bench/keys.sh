@@ -2,7 +2,10 @@
 # bench/keys.sh [N]: does a key cost the same with 100, 10,000 or 1,000,000 distinct keys
 # (issue 14: the key map stays O(1))? N (default 1,000,000) records per side of the wide
 # shape (bench/gen.py --shape wide --stations K), the key at .meta.station. For each K:
-# ss-asof's join (whole records, and --select of two fields) and ss-cache put keyed by
+# ss-asof's join (whole records, --select of two fields, and whole records with both
+# files given through pipes, a live join, whose right history is bounded in memory and
+# evicted to disk beyond it: with many keys its newest records per key stay) and
+# ss-cache put keyed by
 # the station (K rows, each overwritten N/K times), each against the same run at K = 100
 # in this invocation: the ratio is the cost of more keys (1.0: none). Also the topic-
 # partitions of ss-checkpoint's pulse: 300,000 records over 100, 10,000 and 100,000
@@ -62,6 +65,8 @@ join=(--by .meta.station --on .ts --ts-unit ms)
 		run "ss-asof $k" bin/ss-asof "$d/activity.ndjson" "$d/weather.ndjson" "${join[@]}"
 		run "ss-asof--select $k" bin/ss-asof "$d/activity.ndjson" "$d/weather.ndjson" "${join[@]}" \
 			--select '[.left.aid, .right.wid]'
+		run "ss-asof-pipes $k" bash -c 'bin/ss-asof <(cat "$1") <(cat "$2") "${@:3}"' _ \
+			"$d/activity.ndjson" "$d/weather.ndjson" "${join[@]}"
 		rm -f "$out"/c.db*
 		run "ss-cache-put $k" bin/ss-cache "$out/c.db" put --key .meta.station <"$d/weather.ndjson"
 	done

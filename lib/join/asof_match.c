@@ -72,7 +72,7 @@ cmp_time(const void *a, const void *b)
 /* The median time of the history in memory, of every step-th record (all when few). It
  * only splits the history into an older half, for disk, and the rest, so 4,096 times
  * tell it well enough; 65,536, sorted, with a division per record to pick them, were 3%
- * of a live join's samples (perf, 1M wide records through pipes, 8 evictions). */
+ * of a live join's samples (perf, 1M wide records through pipes). */
 static int64_t
 history_median(const asof_join *j)
 {
@@ -131,10 +131,11 @@ cmp_key_enc(const void *a, const void *b)
 /* Each key keeps its newest records in memory (evict_key), so with many keys what stays
  * after an eviction can be most of the bound, or more: 400,000 keys of 250-byte records
  * through pipes (64 MiB) evicted on every right record, each eviction a pass over every
- * key, and a join of a second had not ended after 120. The next eviction waits until
- * the history is half as large again as what stayed, or at the bound if that is more
- * (always, while a third of the bound is freed, as with few keys): its pass over the
- * keys is then paid once for at least half as many new records as there are keys. */
+ * key, and a join the same files make in 0.5 s had not ended after 120 s. The next one
+ * waits until the history is half as large again as what stayed, or for the bound if
+ * that is more (always, while a third of the bound is freed, as with few keys): its pass
+ * over the keys is then paid once for at least half as many new records as there are
+ * keys. */
 static size_t
 next_eviction(const asof_join *j)
 {
