@@ -165,12 +165,9 @@ struct left_batch {
 static void
 prefetch_matches(const struct asof_right *const *match, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (match[i] == NULL)
-			continue;
-		for (uint32_t at = 0; at < match[i]->len; at += 64)
-			__builtin_prefetch(match[i]->raw + at);
-	}
+	for (size_t i = 0; i < n; i++)
+		if (match[i] != NULL)
+			asof_right_prefetch(match[i]);
 }
 
 /* Answer the left records of a batch from the index, in order. */

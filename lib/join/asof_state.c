@@ -199,27 +199,21 @@ run_next(const char **p, const char *end, struct asof_right *r)
 	return true;
 }
 
-/* The bytes of r[i], if there is one, asked for ahead of their copy: records going to
- * disk are the history's oldest, long out of the cache (run_add's copy was a third of an
- * eviction's samples, perf, live join of the wide shape). */
-static void
-prefetch_record(const struct asof_right *r, size_t i, size_t n)
-{
-	for (uint32_t at = 0; i < n && at < r[i].len; at += 64)
-		__builtin_prefetch(r[i].raw + at);
-}
-
-/* Records r[0..n) of k, sorted by t, as runs after (or between) those k has. */
+/* Records r[0..n) of k, sorted by t, as runs after (or between) those k has. Each one's
+ * bytes are asked for two records ahead of their copy: records going to disk are the
+ * history's oldest, long out of the cache (run_add's copy was a third of an eviction's
+ * samples, perf, live join of the wide shape). */
 static void
 runs_put(struct asof_state *s, const struct asof_key *k, const struct asof_right *r, size_t n)
 {
-	prefetch_record(r, 0, n);
-	prefetch_record(r, 1, n);
+	for (size_t i = 0; i < n && i < 2; i++)
+		asof_right_prefetch(&r[i]);
 	for (size_t i = 0; i < n;) {
 		size_t from = i;
 		ss_buf_reset(&s->run);
 		do {
-			prefetch_record(r, i + 2, n);
+			if (i + 2 < n)
+				asof_right_prefetch(&r[i + 2]);
 			run_add(&s->run, &r[i++]);
 		} while (i < n && s->run.len + RUN_HEAD + r[i].len <= RUN_BYTES);
 		sqlite3_stmt *st = stmt(s, RUN_PUT);
