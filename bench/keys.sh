@@ -5,9 +5,9 @@
 # ss-asof's join (whole records, --select of two fields, and whole records with both
 # files given through pipes, a live join, whose right history is bounded in memory and
 # evicted to disk beyond it: with many keys its newest records per key stay) and
-# ss-cache put keyed by
-# the station (K rows, each overwritten N/K times), each against the same run at K = 100
-# in this invocation: the ratio is the cost of more keys (1.0: none). Also the topic-
+# ss-cache put keyed by the station (K rows, each overwritten N/K times), each against
+# the same run at K = 100 in this invocation: the ratio is the cost of more keys (1.0:
+# none). Also the topic-
 # partitions of ss-checkpoint's pulse: 300,000 records over 100, 10,000 and 100,000
 # partitions, each against 100. Prints wall and CPU seconds, peak RSS and the ratios.
 # KEYS_IR=1 also counts each run's instructions (valgrind's cachegrind, one thread, the
