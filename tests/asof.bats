@@ -193,6 +193,57 @@ null'
 	[[ "$stderr" == *'l:2: left: --select: Cannot index number with string "x" (skipped)'* ]]
 }
 
+@test "records of more members than are noted: fields found as jq finds them, the last duplicate winning" {
+	# 72 members a record (64 are noted while it is validated; beyond that, each field is
+	# looked at over the record); some repeat .t, .k or .f68 at their end, which jq keeps
+	python3 - "$T" <<-'PY'
+	import random, sys
+	random.seed(14)
+	def record(side, i, t):
+	    k = random.randrange(5)
+	    members = ['"id":"%s%d"' % (side, i), '"t":%d' % t, '"k":%d' % k]
+	    members += ['"f%d":%s' % (j, random.choice(['%d' % j, '"x%d"' % j, '[%d,{"t":0}]' % j]))
+	                for j in range(69)]
+	    dup = random.randrange(4)
+	    if dup == 1:
+	        t += 5
+	        members.append('"t":%d' % t)
+	    elif dup == 2:
+	        k = random.randrange(5)
+	        members.append('"k":%d' % k)
+	    elif dup == 3:
+	        members.append('"f68":"last"')
+	    return "{" + ",".join(members) + "}", t, k
+	for side in "lr":
+	    with open("%s/%s" % (sys.argv[1], side), "w") as f:
+	        for i in range(400):
+	            f.write(record(side, i, 10 * i + random.randrange(3))[0] + "\n")
+	PY
+	# the reference: jq reads each record's fields; the latest right at or before each
+	# left of its key (the later of equal times)
+	jq -c '[.t, .k, .id, .f68]' "$T/r" >"$T/rf"
+	jq -c '[.t, .k, .id]' "$T/l" | python3 -c '
+import json, sys
+right = [json.loads(x) for x in open(sys.argv[1])]
+for line in sys.stdin:
+    t, k, lid = json.loads(line)
+    best = None
+    for r in right:
+        if r[1] == k and r[0] <= t and (best is None or r[0] >= best[0]):
+            best = r
+    print(json.dumps([lid, best and best[2], best and best[3]], separators=(",", ":")))
+' "$T/rf" >"$T/want"
+	[ "$(grep -c null "$T/want")" -lt 40 ]
+	sel='[.left.id, .right.id, .right.f68]'
+	for threads in 0 2; do
+		# files (parsed ahead on their own threads when SS_THREADS allows) and pipes
+		SS_THREADS=$threads SS_THREADS_CHUNK=4096 ss-asof --on .t --by .k --select "$sel" "$T/l" "$T/r" >"$T/got"
+		cmp "$T/want" "$T/got"
+		SS_THREADS=$threads ss-asof --on .t --by .k --select "$sel" <(cat "$T/l") <(cat "$T/r") >"$T/got"
+		cmp "$T/want" "$T/got"
+	done
+}
+
 @test "--select of a projection sees the marks of approximations as jq does" {
 	printf '%s\n' '{"t":5,"a":1}' >"$T/l"
 	# eager answers at once, from a right stream that has said nothing yet

@@ -81,6 +81,20 @@ teardown() {
 	[ "$(q "select marker from ss_checkpoint_dependency")" = 1672570800000000000 ]
 }
 
+@test "records of more members than are noted: --ts and the envelope found as jq finds them" {
+	# 75 members a line (64 are noted while it is validated); "t" and "offset" repeated
+	# at the end, which jq keeps
+	python3 -c '
+f = ",".join("\"f%d\":%d" % (j, j) for j in range(70))
+for i, t in enumerate((1672567200, 1672567260)):
+    print("{\"topic\":\"weather\",\"partition\":1,\"offset\":%d,\"t\":1,%s,\"t\":%d,\"offset\":%d}" % (i, f, t, 7 + i))
+' >"$T/w"
+	hb activity weather --ts .t <"$T/w" >"$T/out"
+	cmp "$T/w" "$T/out"
+	[ "$(q "select topic, partition, offset from ss_offsets")" = "weather|1|8" ]
+	[ "$(q "select marker from ss_checkpoint_dependency")" = "$(jq -s 'map(.t) | max * 1000000000' "$T/w")" ]
+}
+
 @test "heartbeat records envelope offsets in ss_offsets" {
 	printf '{"topic":"weather","partition":1,"offset":%d,"value":{"t":%d}}\n' 5 1672567200 6 1672567260 |
 		hb activity weather --ts .value.t >/dev/null

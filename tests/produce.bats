@@ -185,6 +185,22 @@ teardown_file() { mock_stop; }
 	[[ "$stderr" == *'<stdin>:1: --value [.k[0]]: Cannot index string with number (skipped)'* ]]
 }
 
+@test "records of more members than are noted: fields found as jq finds them, the last duplicate winning" {
+	# 73 members a line (64 are noted while it is validated; beyond that, each field is
+	# looked at over the line); "key" and "k" repeated at the end
+	python3 -c '
+for i in range(3):
+    f = ",".join("\"f%d\":%s" % (j, [j, "\"x\"", "[%d]" % j][j % 3]) for j in range(69))
+    print("{\"key\":\"a%d\",\"k\":%d,%s,\"value\":[%d],\"key\":\"last%d\",\"k\":{\"n\":%d}}" % (i, i, f, i, i, i))
+' >"$T/in"
+	run ss-produce -b 127.0.0.1:1 --dry-run --key '[.k, .f68]' --value .key proj <"$T/in"
+	assert_success
+	assert_output "$(jq -c '{topic: "proj", partition: null, timestamp: null, key: [.k, .f68], value: .key, headers: {}}' "$T/in")"
+	run ss-produce -b 127.0.0.1:1 --dry-run --envelope proj <"$T/in"
+	assert_success
+	assert_output "$(jq -c '{topic: "proj", partition: null, timestamp: null, key: .key, value: .value, headers: {}}' "$T/in")"
+}
+
 @test "--dry-run prints what would be sent and sends nothing" {
 	run ss-produce -b "$B" --dry-run --key .k --partition .p dry <<<'{"k":"a","p":0,"v":[1]}'
 	assert_success

@@ -17,7 +17,8 @@ typedef struct ss_rec {
 	size_t len;
 	jv doc; /* jv_invalid() until needed */
 	bool parsed;
-	const struct ss_jmember *members; /* its top-level members, when noted (jscan.h) */
+	/* its top-level members, when it was validated (NULL: not yet; ss_jpath_find_in) */
+	const struct ss_jmember *members;
 	size_t nmembers;
 } ss_rec;
 
@@ -29,7 +30,8 @@ const char *ss_expr_text(const ss_expr *e);
 
 void ss_rec_init(ss_rec *r, const char *raw, size_t len);
 /* The record's members as ss_jscan_document_members noted them while validating it
- * (borrowed): plain paths then start from them instead of scanning the record again. */
+ * (borrowed; n SIZE_MAX: not noted): plain paths then start from them, or look at the
+ * record, instead of validating it again. */
 void ss_rec_set_members(ss_rec *r, const struct ss_jmember *m, size_t n);
 /* The parsed document (borrowed: do not free; valid until ss_rec_done). */
 jv ss_rec_doc(ss_rec *r);

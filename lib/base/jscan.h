@@ -43,6 +43,10 @@ struct ss_jmember {
  * max. One pass for both: a record is validated and its fields found together. */
 bool ss_jscan_document_members(const char *p, const char *end, struct ss_jmember *m, size_t max,
 			       size_t *n, const char **why);
+/* The members the tools note per record: a record with more has its fields looked at
+ * over the whole record (ss_jpath_find_in). Records of 33 members: a join's CPU 1.2x
+ * with 16 noted as with 64. */
+enum { SS_JMEMBERS_NOTED = 64 };
 /* Is [p,end) valid UTF-8 (no overlongs, no surrogates)? */
 bool ss_jscan_utf8(const char *p, const char *end);
 /* Append to b a JSON string literal for bytes [s, s+n): quoted, escaped; invalid UTF-8
@@ -64,8 +68,10 @@ void ss_jpath_free(struct ss_jpath *path);
  * (jq would give null for missing keys, an error for wrong types: *type_error says which). */
 bool ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,
 		   const char **vstart, const char **vend, bool *type_error);
-/* ss_jpath_find on the document [p,end) whose members ss_jscan_document_members noted
- * in m[0..n) (m NULL or n SIZE_MAX: not noted): the first step is looked up there. */
+/* ss_jpath_find on the document [p,end). m NULL: one not validated yet. Otherwise
+ * ss_jscan_document_members validated it and noted its members in m[0..n): the first
+ * step is looked up there; n SIZE_MAX (too many members, or not an object): the
+ * document is looked at (ss_jpath_look), not validated again. */
 bool ss_jpath_find_in(const struct ss_jpath *path, const char *p, const char *end,
 		      const struct ss_jmember *m, size_t n, const char **vstart, const char **vend,
 		      bool *type_error);

@@ -312,21 +312,18 @@ pass_on(struct put *p, const char *line, size_t len)
 	ss_buf_addc(&p->pending, '\n');
 }
 
-/* The top-level members noted while a record is validated: a key path then starts at
- * its member instead of validating the record again on its way there (twice for a pair
- * of paths). A record with more members is searched as before. */
-#define MAX_MEMBERS 32
-
 static void
 put_record(struct put *p, const char *line, size_t len)
 {
 	struct ss_envelope env;
-	struct ss_jmember members[MAX_MEMBERS];
+	struct ss_jmember members[SS_JMEMBERS_NOTED];
 	const char *why, *value;
 	size_t vlen, nmembers;
 	ss_rec rec;
 
-	if (!ss_jscan_document_members(line, line + len, members, MAX_MEMBERS, &nmembers, &why)) {
+	/* the members noted: a key path starts at its member instead of validating the
+	 * record again on its way there (twice for a pair of paths) */
+	if (!ss_jscan_document_members(line, line + len, members, SS_JMEMBERS_NOTED, &nmembers, &why)) {
 		reject(p, line, len, why);
 		return;
 	}

@@ -11,6 +11,7 @@
 #include "checkpoint/checkpoint.h"
 #include "base/diag.h"
 #include "base/expr.h"
+#include "base/jscan.h"
 #include "base/proc.h"
 #include "base/sstime.h"
 #include "stream/envelope.h"
@@ -50,6 +51,10 @@ struct flow {
 	bool started, told, blind_told;
 	int expect;        /* --partitions */
 	const char *blind; /* what a writer that does not tell costs, for the message */
+	/* the last good record's top-level members, noted while it was validated: its time
+	 * and envelope are found among them, not by validating it again */
+	struct ss_jmember members[SS_JMEMBERS_NOTED];
+	size_t nmembers;
 };
 
 /* What the reader of the output is told; here for the exit on an error. */
@@ -145,6 +150,7 @@ record_time(struct flow *f, const char *line, size_t len, int64_t *ts, char *why
 	bool ok;
 
 	ss_rec_init(&rec, line, len);
+	ss_rec_set_members(&rec, f->members, f->nmembers);
 	if (ss_expr_raw(f->ts, &rec, &raw, &rlen)) {
 		ok = ss_time_from_raw(raw, rlen, f->unit, ts, &w);
 	} else {
@@ -193,7 +199,7 @@ flow_next(struct flow *f, const char **line, size_t *len, int64_t *ts)
 	while ((rc = ss_reader_try_next(f->in, line, len)) == 1) {
 		if (ss_ndjson_blank(*line, *len))
 			continue;
-		if (!ss_ndjson_valid(*line, *len, &why))
+		if (!ss_jscan_document_members(*line, *line + *len, f->members, SS_JMEMBERS_NOTED, &f->nmembers, &why))
 			flow_reject(f, *line, *len, why);
 		else if (!record_time(f, *line, *len, ts, msg, sizeof msg))
 			flow_reject(f, *line, *len, msg);
@@ -376,7 +382,7 @@ hb_run(struct flow *f, ss_checkpoint_hb *hb)
 	while (!flow_stopped() && (rc = flow_next(f, &line, &len, &t)) != 0) {
 		if (rc < 0)
 			continue;
-		bool has_env = ss_envelope_get(line, len, &env);
+		bool has_env = ss_envelope_get_members(line, len, f->members, f->nmembers, &env);
 		flow_record(f, has_env ? &env : NULL);
 		flow_pass(f, line, len);
 		ss_checkpoint_hb_beat(hb, t, has_env ? &env : NULL);
@@ -470,7 +476,7 @@ pulse_run(struct flow *f, ss_checkpoint_pulse *p)
 			break;
 		if (rc < 0)
 			continue;
-		bool has_env = ss_envelope_get(line, len, &env);
+		bool has_env = ss_envelope_get_members(line, len, f->members, f->nmembers, &env);
 		flow_record(f, has_env ? &env : NULL);
 		flow_pass(f, line, len);
 		if (ss_checkpoint_pulse_record(p, t, has_env ? &env : NULL))

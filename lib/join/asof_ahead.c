@@ -185,7 +185,7 @@ static void
 parse(struct asof_ahead *a, struct ahead_batch *b, struct ahead_rec *r)
 {
 	const char *raw = b->buf + r->at, *p, *why;
-	struct ss_jmember m[16];
+	struct ss_jmember m[SS_JMEMBERS_NOTED];
 	size_t nm, n;
 	ss_rec rec;
 
@@ -193,7 +193,7 @@ parse(struct asof_ahead *a, struct ahead_batch *b, struct ahead_rec *r)
 	r->has_env = false;
 	r->known.n = 0;
 	r->hist = NULL;
-	if (ss_ndjson_blank(raw, r->len) || !ss_jscan_document_members(raw, raw + r->len, m, 16, &nm, &why))
+	if (ss_ndjson_blank(raw, r->len) || !ss_jscan_document_members(raw, raw + r->len, m, SS_JMEMBERS_NOTED, &nm, &why))
 		return;
 	if (a->env)
 		r->has_env = ss_envelope_get_members(raw, r->len, m, nm, &b->env[r - b->rec]);

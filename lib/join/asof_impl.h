@@ -140,7 +140,7 @@ struct asof_in {
 	bool has_env;
 	struct ss_envelope env;
 	/* its top-level members, noted while it was validated (SIZE_MAX: not noted) */
-	struct ss_jmember members[16];
+	struct ss_jmember members[SS_JMEMBERS_NOTED];
 	size_t nmembers;
 	struct asof_known known;
 	/* a right record's bytes and known values, already copied into a buffer of their own

@@ -145,8 +145,6 @@ asof_find_known(const struct ss_jpath *const *paths, int n, const char *raw, siz
 	const char *vs, *ve;
 	bool type_error;
 
-	if (nm == SIZE_MAX)
-		return;
 	for (int i = 0; i < n; i++) {
 		bool found = ss_jpath_find_in(paths[i], raw, raw + len, m, nm, &vs, &ve, &type_error);
 		known->at[i] = found ? (uint32_t)(vs - raw) + 1 : 0;
@@ -283,7 +281,8 @@ asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *lef
 	*left = strcmp(env.topic, j->o.left_topic) == 0;
 	in = *left ? &j->lin : &j->rin;
 	locate(in, raw, len, line);
-	memcpy(in->members, one.members, sizeof one.members);
+	if (one.nmembers != SIZE_MAX)
+		memcpy(in->members, one.members, one.nmembers * sizeof one.members[0]);
 	in->nmembers = one.nmembers;
 	in->has_env = true;
 	in->env = env;

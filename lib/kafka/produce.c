@@ -106,6 +106,9 @@ struct producer {
 	int fail_status;
 	int unpolled;
 	bool own_partitions; /* lanes per partition (no -X partitioner) */
+	/* the line's top-level members, noted while it was validated (not with --raw): its
+	 * fields are found among them, not by validating it again */
+	struct ss_jmember members[SS_JMEMBERS_NOTED];
 };
 
 struct record {
@@ -330,7 +333,8 @@ field_raw(struct producer *pr, struct field *f, ss_rec *rec, const char **p, siz
 	bool type_error;
 
 	if (f->env != NULL) {
-		if (!ss_jpath_find(f->env, rec->raw, rec->raw + rec->len, &vs, &ve, &type_error))
+		if (!ss_jpath_find_in(f->env, rec->raw, rec->raw + rec->len, rec->members, rec->nmembers, &vs, &ve,
+				      &type_error))
 			return 0;
 		*p = vs;
 		*len = (size_t)(ve - vs);
@@ -922,11 +926,15 @@ handle_line(struct producer *pr, const char *line, size_t len)
 		len--;
 	if (ss_ndjson_blank(line, len))
 		return;
-	if (!pr->o->raw && !ss_ndjson_valid(line, len, &why)) {
+	size_t nmembers = SIZE_MAX;
+	if (!pr->o->raw &&
+	    !ss_jscan_document_members(line, line + len, pr->members, SS_JMEMBERS_NOTED, &nmembers, &why)) {
 		reject(pr, line, len, why != NULL ? why : "invalid JSON");
 		return;
 	}
 	ss_rec_init(&rec, line, len);
+	if (!pr->o->raw)
+		ss_rec_set_members(&rec, pr->members, nmembers);
 	if (!build_record(pr, &rec, &r, &why)) {
 		ss_rec_done(&rec);
 		reject(pr, line, len, why != NULL ? why : "bad record");

@@ -307,6 +307,44 @@ test_jpath(void)
 	CHECK(strcmp(find("length", doc), "NOTAPATH") == 0);
 }
 
+/* ss_jpath_find_in answers as ss_jpath_find on a validated document, its members noted
+ * or not (more than the 1 or 8 asked for: each path is then looked at over the
+ * document): the value found, or missing, or a type error. */
+static void
+test_jpath_find_in(void)
+{
+	static const char *const docs[] = {
+		"{\"a\": {\"b\": [10, {\"c\": \"x\"}]}, \"d e\": 1, \"a\\u0062\": 2, \"n\": null}",
+		"{\"k\":1,\"x\":[1,{\"k\":3}],\"k\":{\"z\":null}}",
+		"{\"ts\":1,\"x\":\"a \\\"ts\\\": 9\\n\",\"t\\u0073\":2}",
+		"{\"ts\":1,\"x\":{\"ts\":8},\"t\\\"\":9, \"a\" : [ {\"b\" : -1.5e3} ] }",
+		"{}", "[{\"a\":1},[2]]", "-0.5e1", "\"ts\"", "null",
+	};
+	static const char *const paths[] = {
+		".", ".a", ".a.b[1].c", ".a.b", ".a[0].b", ".ab", ".\"d e\"", ".n.x", ".k", ".k.z",
+		".ts", ".x.ts", ".x[1].k", ".[0].a", ".[1][0]", ".zz", ".a.b.c",
+	};
+	for (size_t d = 0; d < sizeof docs / sizeof docs[0]; d++) {
+		const char *doc = docs[d], *end = doc + strlen(doc);
+		for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+			struct ss_jpath *p = ss_jpath_parse(paths[i]);
+			const char *ws = NULL, *we = NULL;
+			bool want_type, want = ss_jpath_find(p, doc, end, &ws, &we, &want_type);
+			for (size_t max = 1; max <= 64; max *= 8) { /* 1, 8, 64 */
+				struct ss_jmember m[64];
+				const char *vs = NULL, *ve = NULL;
+				bool type_error;
+				size_t nm;
+
+				CHECK(ss_jscan_document_members(doc, end, m, max, &nm, NULL));
+				CHECK(ss_jpath_find_in(p, doc, end, m, nm, &vs, &ve, &type_error) == want);
+				CHECK(want ? vs == ws && ve == we : type_error == want_type);
+			}
+			ss_jpath_free(p);
+		}
+	}
+}
+
 /* keyenc order equals jv_cmp on random values */
 static jv
 random_value(int depth)
@@ -602,6 +640,7 @@ main(void)
 	test_duration();
 	test_jscan();
 	test_jpath();
+	test_jpath_find_in();
 	test_jpath_look();
 	test_keyenc();
 	test_buf();
