@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate the seed's weather and activity streams as NDJSON for the benchmarks.
 
-    gen.py N OUTDIR [--shape seed|wide] [--stations 100] [--late FRACTION]
+    gen.py N OUTDIR [--shape seed|wide|numeric] [--stations 100] [--late FRACTION]
                     [--late-span SECONDS] [--shuffle-left] [--ts epoch|rfc3339] [--seed S]
 
 writes OUTDIR/weather.ndjson (right side) and OUTDIR/activity.ndjson (left side),
@@ -37,6 +37,12 @@ Weather record i happens at a random millisecond of second BASE + 2*i, activity 
 of second BASE + 2*j + 1, so the rules above hold in milliseconds: right times unique and
 never equal to a left time. --late-span stays in
 seconds; --ts does not apply (times are numbers).
+
+--shape numeric is the wide shape with 30 numeric members (f0 ... f29: integers and
+decimals of up to six places, some negative) in place of the text: records of about 475
+bytes and 33 members, as a row of sensor readings or a flattened table has.
+
+    {"wid":17,"ts":1672567234567,"meta":{"station":"s4711"},"f0":-81.25,"f1":7,…}
 """
 import argparse
 import heapq
@@ -123,6 +129,29 @@ def wide_activity_lines(n, stations, rnd, text):
                   next(text)))
 
 
+NUMERIC_FIELDS = 30
+
+
+def numbers(rnd):
+    """An endless supply of the numeric shape's members, ',"f0":…,"f29":…', drawn from a
+    pool of numbers written as JSON writers do."""
+    pool = []
+    for _ in range(4096):
+        v = rnd.uniform(-1000, 1000)
+        places = rnd.randrange(7)
+        pool.append("%d" % v if places == 0 else "%.*f" % (places, v))
+    names = ['"f%d":' % i for i in range(NUMERIC_FIELDS)]
+    while True:
+        yield "," + ",".join(n + v for n, v in zip(names, rnd.choices(pool, k=NUMERIC_FIELDS)))
+
+
+def numeric_lines(n, stations, rnd, nums, idname, second):
+    for i in range(n):
+        t = (BASE + 2 * i + second) * 1000 + rnd.randrange(1000)
+        yield t, ('{"%s":%d,"ts":%d,"meta":{"station":"s%d"}%s}\n'
+                  % (idname, i, t, rnd.randrange(stations), next(nums)))
+
+
 def delay_some(lines, fraction, span, rnd):
     """Hold back a fraction of (time, line) pairs until the stream passes time + delay."""
     held = []  # heap of (release_time, line)
@@ -141,7 +170,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("n", type=int)
     p.add_argument("outdir")
-    p.add_argument("--shape", choices=["seed", "wide"], default="seed")
+    p.add_argument("--shape", choices=["seed", "wide", "numeric"], default="seed")
     p.add_argument("--stations", type=int)
     p.add_argument("--late", type=float, default=0.0)
     p.add_argument("--late-span", type=int, default=1800)
@@ -151,12 +180,15 @@ def main():
     a = p.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
     rnd = random.Random(a.seed)
-    wide = a.shape == "wide"
+    wide = a.shape != "seed"  # (numeric is wide's ids, times and keys)
     if a.stations is None:
         a.stations = 10_000 if wide else 100
-    if wide:
-        if a.ts != "epoch":
-            p.error("--shape wide writes epoch milliseconds; --ts does not apply")
+    if wide and a.ts != "epoch":
+        p.error("--shape %s writes epoch milliseconds; --ts does not apply" % a.shape)
+    if a.shape == "numeric":
+        nums = numbers(random.Random(a.seed + 4))
+        w = numeric_lines(a.n, a.stations, rnd, nums, "wid", 0)
+    elif wide:
         text = texts(random.Random(a.seed + 3))
         w = wide_weather_lines(a.n, a.stations, rnd, text)
     else:
@@ -169,8 +201,12 @@ def main():
         lines = (line for _, line in w)
     with open(os.path.join(a.outdir, "weather.ndjson"), "w") as f:
         f.writelines(lines)
-    left = (wide_activity_lines(a.n, a.stations, rnd, text) if wide
-            else activity_lines(a.n, a.stations, a.ts, rnd))
+    if a.shape == "numeric":
+        left = (line for _, line in numeric_lines(a.n, a.stations, rnd, nums, "aid", 1))
+    elif wide:
+        left = wide_activity_lines(a.n, a.stations, rnd, text)
+    else:
+        left = activity_lines(a.n, a.stations, a.ts, rnd)
     if a.shuffle_left:
         # a separate generator again: the shuffled file is a permutation of the in-order one
         left = list(left)

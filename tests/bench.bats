@@ -123,7 +123,7 @@ times() { jq -r .timestamp "$1"; }
 	run "$ROOT/bench/run" --list
 	assert_success
 	assert_output --partial "groups: join kafka-join kafka-io cache"
-	assert_output --partial "variants: inorder late shuffled partitioned wide projection"
+	assert_output --partial "variants: inorder late shuffled partitioned wide projection numeric keyed"
 	assert_output --partial "cat (pipe limit)"
 	assert_output --partial "jq (parse weather)"
 	assert_output --partial "ss-asof (6 partitions)"
@@ -159,6 +159,35 @@ times() { jq -r .timestamp "$1"; }
 	gen 5000 "$T/e" --shape wide
 	cmp "$T/d/weather.ndjson" "$T/e/weather.ndjson"
 	cmp "$T/d/activity.ndjson" "$T/e/activity.ndjson"
+}
+
+@test "gen.py --shape numeric: the wide shape's rules for ids, times and keys, 30 numbers for its text" {
+	gen 3000 "$T/n" --shape numeric
+	for side in weather:wid activity:aid; do
+		f=${side%:*}.ndjson id=${side#*:}
+		[ "$(wc -l <"$T/n/$f")" -eq 3000 ]
+		# 33 members: the id, the time, the key's object and f0 ... f29, numbers all
+		jq -e --arg id "$id" 'keys_unsorted == [$id, "ts", "meta"] + [range(30) | "f\(.)"]
+			and ([.[$id], .ts] + [to_entries[3:][] | .value] | map(type) | unique) == ["number"]' \
+			"$T/n/$f" | sort -u | { read -r v; [ "$v" = true ]; }
+		# ids unique, times epoch milliseconds in order
+		[ "$(jq ".$id" "$T/n/$f" | sort -u | wc -l)" -eq 3000 ]
+		diff <(jq .ts "$T/n/$f") <(jq .ts "$T/n/$f" | sort -n)
+	done
+	[ "$(head -1 "$T/n/weather.ndjson" | jq '.ts / 1000 | floor')" -eq 1672567200 ]
+	[ -z "$(cat "$T"/n/*.ndjson | jq .ts | sort | uniq -d)" ]
+	[ "$(cat "$T"/n/*.ndjson | jq -r .meta.station | sort -u | wc -l)" -gt 2500 ]
+	# decimals and integers, negative and not
+	grep -q '"f[0-9]*":-[0-9]*\.[0-9]' "$T/n/weather.ndjson"
+	grep -q '"f[0-9]*":[0-9][0-9]*,' "$T/n/weather.ndjson"
+	bytes=$(cat "$T"/n/*.ndjson | wc -c)
+	[ "$bytes" -ge $((6000 * 420)) ] && [ "$bytes" -le $((6000 * 520)) ]
+	want=$(check --expect "$T/n/activity.ndjson" "$T/n/weather.ndjson")
+	[[ $want == "3000 "* ]]
+	ss-asof "$T/n/activity.ndjson" "$T/n/weather.ndjson" --by .meta.station --on .ts --ts-unit ms >"$T/whole"
+	[ "$(check "$T/whole")" = "$want" ]
+	gen 3000 "$T/m" --shape numeric
+	cmp "$T/n/weather.ndjson" "$T/m/weather.ndjson"
 }
 
 @test "check.py: the wide shape's outputs (whole, flat rows, projections) reduce to the same (aid, wid) pairs" {
@@ -200,11 +229,12 @@ times() { jq -r .timestamp "$1"; }
 	[ -x "$py" ] || skip "no bench/.venv (make bench-deps)"
 	gen 3000 "$T/seed"
 	gen 3000 "$T/wide" --shape wide --stations 300
-	for shape in seed wide; do
+	gen 3000 "$T/numeric" --shape numeric --stations 300
+	for shape in seed wide numeric; do
 		A=$T/$shape/activity.ndjson W=$T/$shape/weather.ndjson
 		want=$(check --expect "$A" "$W")
 		opts=()
-		[ "$shape" = wide ] && opts=(--by meta.station --on ts)
+		[ "$shape" = seed ] || opts=(--by meta.station --on ts)
 		for peer in duckdb polars pandas; do
 			"$py" "$ROOT/bench/peers/${peer}_asof.py" "$A" "$W" "$T/out" "${opts[@]}"
 			[ "$(check "$T/out")" = "$want" ] || { echo "$peer $shape: $(check "$T/out") != $want"; false; }
