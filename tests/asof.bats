@@ -244,6 +244,38 @@ for line in sys.stdin:
 	done
 }
 
+@test "records nested as deep as jq parses: joined; a --select that jq cannot parse them in refuses them, no crash" {
+	# jq 1.6 parses 256 levels of arrays, 128 of objects (an object counts twice): a
+	# record of 254 levels is a good record, but {"left": record} is too deep for it
+	deep() { python3 -c "import sys; d = int(sys.argv[1]); print('{\"t\":%s,\"n\":%s1%s}' % (sys.argv[2], '[' * d, ']' * d))" "$@"; }
+	{ echo '{"t":1,"n":0}'; deep 253 2; deep 254 3; echo '{"t":4,"n":0}'; } >"$T/l"
+	echo '{"t":0,"w":"x"}' >"$T/r"
+	for t in 2 3; do jq -e .t <(sed -n "${t}p" "$T/l") >/dev/null; done
+	# the whole-record join splices them as they are
+	run --separate-stderr ss-asof --on .t "$T/l" "$T/r"
+	assert_success
+	[ "${#lines[@]}" -eq 4 ]
+	[ "${lines[2]}" = '{"left":'"$(sed -n 3p "$T/l")"',"right":{"t":0,"w":"x"}}' ]
+	# --select through jq: refused by the policy, with jq's reason; the others answered
+	run --separate-stderr ss-asof --on .t --select '[.left.t, .right.w, (.left.n | length)]' --on-error skip "$T/l" "$T/r"
+	assert_success
+	assert_output '[1,"x",0]
+[4,"x",0]'
+	[[ "$stderr" == *'l:2: left: --select: Exceeds depth limit for parsing'* ]]
+	[[ "$stderr" == *'l:3: left: --select: Exceeds depth limit for parsing'* ]]
+	run --separate-stderr ss-asof --on .t --select '[.left.t, (.left.n | length)]' "$T/l" "$T/r"
+	assert_failure 1
+	assert_output '[1,0]'
+	# one level more than jq parses is invalid JSON, as jq says
+	deep 255 5 >"$T/l2"
+	run jq . "$T/l2"
+	assert_failure
+	assert_output --partial 'Exceeds depth limit for parsing'
+	run --separate-stderr ss-asof --on .t "$T/l2" "$T/r"
+	assert_failure 1
+	[[ "$stderr" == *'l2:1: left: invalid JSON: nesting too deep'* ]]
+}
+
 @test "--select of a projection sees the marks of approximations as jq does" {
 	printf '%s\n' '{"t":5,"a":1}' >"$T/l"
 	# eager answers at once, from a right stream that has said nothing yet

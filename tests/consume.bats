@@ -8,7 +8,8 @@ setup_file() {
 		--topic live:2 --topic count:2 --topic until:1 --topic grp:2 --topic sig:1 \
 		--topic pipe:1 --topic bp:4 --topic resume:2 --topic seek:1 --topic multi1:1 \
 		--topic multi2:2 --topic trickle:1 --topic offdir:3 --topic handover:2 \
-		--topic nonblock:1 --topic endf:2 --topic quiet:1 --topic quietg:1 --topic prog:2
+		--topic nonblock:1 --topic endf:2 --topic quiet:1 --topic quietg:1 --topic prog:2 \
+		--topic deep:1
 }
 teardown_file() { mock_stop; }
 
@@ -97,6 +98,24 @@ for line, p in zip(lines, payloads):
         assert b"\"value\":" + p + b",\"headers\":" in line, (line, p)
         embedded += 1
 assert embedded >= 25, embedded' "$T/out" "$T/payloads"
+}
+
+@test "a JSON payload nested as deep as jq parses it, but not a level down in the envelope: a string" {
+	# 254 levels of arrays in an object: jq parses it alone; as the envelope's "value"
+	# it would be two slots deeper than jq parses (an object counts twice)
+	deep() { python3 -c "import sys; d = int(sys.argv[1]); print('{\"n\":%s1%s}' % ('[' * d, ']' * d))" "$1"; }
+	{ deep 252; deep 254; } >"$T/in"
+	jq -e . "$T/in" >/dev/null
+	ss-produce -b "$B" deep <"$T/in"
+	run ss-consume -b "$B" -e deep
+	assert_success
+	[ "${#lines[@]}" -eq 2 ]
+	# every line parses; the first payload is in it as JSON, the second as its text
+	jq -e . <<<"$output" >/dev/null
+	[ "$(jq -c '.value.n | [type, length]' <<<"${lines[0]}")" = '["array",1]' ]
+	[ "$(jq -r '.value' <<<"${lines[1]}")" = "$(sed -n 2p "$T/in")" ]
+	# and read back by ss-produce --envelope as the same bytes
+	ss-produce -b 127.0.0.1:1 --dry-run --envelope deep <<<"${lines[1]}" | jq -r .value | cmp - <(sed -n 2p "$T/in")
 }
 
 @test "--value-format string, base64, json; --key-format" {

@@ -7,8 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* jq 1.6's parser refuses documents nested deeper than this; agree with it. */
-#define MAX_DEPTH 256
+/* jq 1.6's parser refuses to open a container when this many slots of its stack are in
+ * use: one for each array around it, two for each object (the object, and the key of the
+ * member the container is the value of). Agree with it, so that libjq parses every
+ * record ss accepts: 256 arrays deep, 128 objects. */
+#define MAX_SLOTS 256
+
+/* The slots a container takes for those inside it (see MAX_SLOTS). */
+static inline int
+slots_of(char open)
+{
+	return open == '{' ? 2 : 1;
+}
 
 bool
 ss_jscan_utf8(const char *s, const char *e)
@@ -157,12 +167,13 @@ string_end(struct ss_jblocks *f, const char *p, const char *end, const char **wh
 }
 
 /* Iterative, so hostile nesting costs no stack: containers[] remembers '{' or '['.
- * At most maxdepth containers deep (MAX_DEPTH for a whole document). */
+ * Containers take at most maxslots (MAX_SLOTS for a whole document, less for a value
+ * inside containers). */
 static const char *
-scan_value(struct ss_jblocks *f, const char *p, const char *end, const char **why, int maxdepth)
+scan_value(struct ss_jblocks *f, const char *p, const char *end, const char **why, int maxslots)
 {
-	char containers[MAX_DEPTH];
-	int depth = 0;
+	char containers[MAX_SLOTS];
+	int depth = 0, slots = 0;
 	const char *dummy;
 
 	if (why == NULL)
@@ -177,14 +188,15 @@ scan_value(struct ss_jblocks *f, const char *p, const char *end, const char **wh
 		switch (*p) {
 		case '{':
 		case '[':
-			if (depth == maxdepth) {
+			if (slots >= maxslots) {
 				*why = "nesting too deep";
 				return NULL;
 			}
 			containers[depth++] = *p;
+			slots += slots_of(*p);
 			p = ss_jscan_skip_ws(p + 1, end);
 			if (p < end && *p == (containers[depth - 1] == '{' ? '}' : ']')) {
-				depth--;
+				slots -= slots_of(containers[--depth]);
 				p++;
 				goto after_value;
 			}
@@ -224,6 +236,7 @@ after_value:
 			}
 			char open = containers[depth - 1];
 			if (*p == (open == '{' ? '}' : ']')) {
+				slots -= slots_of(open);
 				depth--;
 				p++;
 				continue;
@@ -275,7 +288,7 @@ ss_jscan_value(const char *p, const char *end, const char **why)
 {
 	struct ss_jblocks f;
 
-	return scan_value(blocks_for(&f, p, end, 1), p, end, why, MAX_DEPTH);
+	return scan_value(blocks_for(&f, p, end, 1), p, end, why, MAX_SLOTS);
 }
 
 /* scan_value on a member's value (after its whitespace): strings and numbers, most
@@ -287,7 +300,7 @@ member_value(struct ss_jblocks *f, const char *p, const char *end, const char **
 		return string_end(f, p, end, why);
 	if (p < end && (*p == '-' || (*p >= '0' && *p <= '9')))
 		return scan_number(p, end, why);
-	return scan_value(f, p, end, why, MAX_DEPTH - 1);
+	return scan_value(f, p, end, why, MAX_SLOTS - slots_of('{')); /* in the document's object */
 }
 
 /* The members of the object at p (its '{'), validated as scan_value would: returns the
@@ -360,7 +373,19 @@ ss_jscan_document_members(const char *p, const char *end, struct ss_jmember *m, 
 	if (p < end && *p == '{')
 		p = scan_members(f, p, end, m, max, n, why);
 	else
-		p = scan_value(f, p, end, why, MAX_DEPTH);
+		p = scan_value(f, p, end, why, MAX_SLOTS);
+	return value_ends_document(p, end, why);
+}
+
+bool
+ss_jscan_member_document(const char *p, const char *end, const char **why)
+{
+	const char *dummy;
+	struct ss_jblocks f;
+
+	if (why == NULL)
+		why = &dummy;
+	p = scan_value(blocks_for(&f, p, end, SS_JBLOCKS_WINDOW), p, end, why, MAX_SLOTS - slots_of('{'));
 	return value_ends_document(p, end, why);
 }
 
@@ -372,6 +397,6 @@ ss_jscan_document(const char *p, const char *end, const char **why)
 
 	if (why == NULL)
 		why = &dummy;
-	p = scan_value(blocks_for(&f, p, end, SS_JBLOCKS_WINDOW), p, end, why, MAX_DEPTH);
+	p = scan_value(blocks_for(&f, p, end, SS_JBLOCKS_WINDOW), p, end, why, MAX_SLOTS);
 	return value_ends_document(p, end, why);
 }

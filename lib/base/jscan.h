@@ -30,10 +30,14 @@ ss_jscan_skip_ws(const char *p, const char *end)
 }
 /* Skip one JSON value (after leading whitespace) and return the byte after it, or NULL
  * when the text is not valid JSON (including invalid UTF-8 in strings, or nesting deeper
- * than 10000). On NULL, *why (if given) says what is wrong. */
+ * than jq 1.6 parses: 256 arrays, 128 objects, each object counting as two arrays). On
+ * NULL, *why (if given) says what is wrong. */
 const char *ss_jscan_value(const char *p, const char *end, const char **why);
 /* Check that [p,end) holds exactly one JSON value, optionally surrounded by whitespace. */
 bool ss_jscan_document(const char *p, const char *end, const char **why);
+/* ss_jscan_document for a text that is to be written as a member's value in an object
+ * (an envelope's "value"): nested no deeper than jq parses it there. */
+bool ss_jscan_member_document(const char *p, const char *end, const char **why);
 /* One member of an object: its key (quotes included) and its value, raw. */
 struct ss_jmember {
 	const char *key, *keyend, *value, *valueend;

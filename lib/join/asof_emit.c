@@ -17,12 +17,31 @@ asof_select_jq(const char *text)
 	return jq;
 }
 
+/* The result b of the left record at line, refused by --select with jq's error e. */
+static void
+select_failed(asof_join *j, const ss_buf *b, uint64_t line, jv e)
+{
+	char msg[256], reason[320];
+
+	snprintf(reason, sizeof reason, "left: --select: %s", ss_expr_errmsg(e, msg, sizeof msg));
+	jv_free(e);
+	/* the names are the run's (struct asof_ctx) */
+	ss_errpolicy_reject(j->o.onerror, j->cx->lname, line, b->data, b->len, reason);
+}
+
 static void
 write_selected(asof_join *j, const ss_buf *b, uint64_t line)
 {
 	if (j->cx->select == NULL)
 		j->cx->select = asof_select_jq(j->o.select);
-	jq_start(j->cx->select, jv_parse_sized(b->data, (int)b->len), 0);
+	/* the records are valid, and libjq parses each, but in the result they are a level
+	 * deeper: one at jq's depth limit (jscan.c MAX_SLOTS) is not parsed there */
+	jv in = jv_parse_sized(b->data, (int)b->len);
+	if (!jv_is_valid(in)) {
+		select_failed(j, b, line, in);
+		return;
+	}
+	jq_start(j->cx->select, in, 0);
 	for (;;) {
 		jv v = jq_next(j->cx->select);
 		if (jv_is_valid(v)) {
@@ -32,11 +51,7 @@ write_selected(asof_join *j, const ss_buf *b, uint64_t line)
 			continue;
 		}
 		if (jv_invalid_has_msg(jv_copy(v))) {
-			char msg[256], reason[320];
-			snprintf(reason, sizeof reason, "left: --select: %s", ss_expr_errmsg(v, msg, sizeof msg));
-			jv_free(v);
-			/* the names are the run's (struct asof_ctx) */
-			ss_errpolicy_reject(j->o.onerror, j->cx->lname, line, b->data, b->len, reason);
+			select_failed(j, b, line, v);
 			return;
 		}
 		jv_free(v);

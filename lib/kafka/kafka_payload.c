@@ -64,8 +64,9 @@ is_base64_form(const char *p, const char *end, const char **s, const char **send
  * (ss_kafka_payload_bytes) as exactly these bytes? Not when they are not JSON, or are a
  * JSON string (a string stands for its characters), the null literal (a tombstone) or
  * the base64 form (its decoded bytes); not when surrounded by whitespace (which the
- * reader trims) or holding a line break (an envelope is one line). Then they are written
- * as a string or in base64 form, which are exact. */
+ * reader trims) or holding a line break (an envelope is one line); not when nested so
+ * deep that, a level down in the envelope, jq (and so ss) would refuse the envelope.
+ * Then they are written as a string or in base64 form, which are exact. */
 static bool
 embeddable(const char *s, const char *end)
 {
@@ -78,7 +79,7 @@ embeddable(const char *s, const char *end)
 		return false;
 	if (len == 4 && memcmp(s, "null", 4) == 0)
 		return false;
-	return ss_jscan_document(s, end, NULL) && !is_base64_form(s, end, &b64, &b64end);
+	return ss_jscan_member_document(s, end, NULL) && !is_base64_form(s, end, &b64, &b64end);
 }
 
 static void

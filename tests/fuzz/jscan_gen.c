@@ -181,12 +181,26 @@ edges(void)
 {
 	char s[4096];
 
-	for (size_t d = 250; d < 262; d++) { /* nesting around MAX_DEPTH */
+	for (size_t d = 250; d < 262; d++) { /* nesting around MAX_SLOTS */
 		memset(s, '[', d);
 		memset(s + d, ']', d);
 		check(s, 2 * d);
 		s[0] = '{';
 		check(s, 2 * d);
+	}
+	for (size_t d = 122; d < 134; d++) { /* objects, two slots each, and arrays in them */
+		for (size_t a = 0; a < 4; a++) {
+			size_t n = 0;
+			for (size_t i = 0; i < d; i++)
+				n += (size_t)sprintf(s + n, "{\"k\":");
+			memset(s + n, '[', a);
+			n += a;
+			s[n++] = '1';
+			memset(s + n, ']', a);
+			n += a;
+			memset(s + n, '}', d);
+			check(s, n + d);
+		}
 	}
 	for (size_t pad = 0; pad < 140; pad++) { /* a special byte at each block offset */
 		static const char *const tails[] = {"\\\"\"", "\\\\\"", "\\\"", "\\", "\\u0041\"",

@@ -155,8 +155,9 @@ ref_scan_string(const char *p, const char *end, const char **why)
 }
 
 
-/* jscan.c */
-#define REF_MAX_DEPTH 256
+/* jscan.c: jq 1.6's parser opens no container with 256 slots of its stack in use, an
+ * array taking one, an object two (itself and the key of the member being read) */
+#define REF_MAX_SLOTS 256
 
 static const char *
 ref_scan_number(const char *p, const char *end, const char **why)
@@ -208,12 +209,12 @@ ref_scan_literal(const char *p, const char *end, const char *word, const char **
 }
 
 /* Iterative, so hostile nesting costs no stack: containers[] remembers '{' or '['.
- * At most maxdepth containers deep (REF_MAX_DEPTH for a whole document). */
+ * The containers open take at most maxslots (REF_MAX_SLOTS for a whole document). */
 static const char *
-ref_scan_value(const char *p, const char *end, const char **why, int maxdepth)
+ref_scan_value(const char *p, const char *end, const char **why, int maxslots)
 {
-	char containers[REF_MAX_DEPTH];
-	int depth = 0;
+	char containers[REF_MAX_SLOTS];
+	int depth = 0, used = 0;
 	const char *dummy;
 
 	if (why == NULL)
@@ -228,14 +229,15 @@ ref_scan_value(const char *p, const char *end, const char **why, int maxdepth)
 		switch (*p) {
 		case '{':
 		case '[':
-			if (depth == maxdepth) {
+			if (used >= maxslots) {
 				*why = "nesting too deep";
 				return NULL;
 			}
+			used += *p == '{' ? 2 : 1;
 			containers[depth++] = *p;
 			p = ss_jscan_skip_ws(p + 1, end);
 			if (p < end && *p == (containers[depth - 1] == '{' ? '}' : ']')) {
-				depth--;
+				used -= containers[--depth] == '{' ? 2 : 1;
 				p++;
 				goto after_value;
 			}
@@ -275,6 +277,7 @@ after_value:
 			}
 			char open = containers[depth - 1];
 			if (*p == (open == '{' ? '}' : ']')) {
+				used -= open == '{' ? 2 : 1;
 				depth--;
 				p++;
 				continue;
@@ -308,7 +311,7 @@ object_key:
 static const char *
 ref_jscan_value(const char *p, const char *end, const char **why)
 {
-	return ref_scan_value(p, end, why, REF_MAX_DEPTH);
+	return ref_scan_value(p, end, why, REF_MAX_SLOTS);
 }
 
 /* The members of the object at p (its '{'), validated as ref_scan_value would: returns the
@@ -337,7 +340,7 @@ ref_scan_members(const char *p, const char *end, struct ss_jmember *m, size_t ma
 		}
 		p = ss_jscan_skip_ws(p + 1, end);
 		const char *vs = p;
-		if ((p = ref_scan_value(p, end, why, REF_MAX_DEPTH - 1)) == NULL)
+		if ((p = ref_scan_value(p, end, why, REF_MAX_SLOTS - 2)) == NULL)
 			return NULL;
 		if (*n < max)
 			m[*n] = (struct ss_jmember){.key = ks, .keyend = ke, .value = vs, .valueend = p};

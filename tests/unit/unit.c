@@ -307,6 +307,53 @@ test_jpath(void)
 	CHECK(strcmp(find("length", doc), "NOTAPATH") == 0);
 }
 
+/* Does libjq parse the text? */
+static bool
+jq_parses(const char *text, size_t len)
+{
+	jv v = jv_parse_sized(text, (int)len);
+	bool ok = jv_is_valid(v);
+
+	jv_free(v);
+	return ok;
+}
+
+/* Nesting near jq's depth limit, arrays and objects mixed at random (an object level
+ * weighs two in jq's parser): ss refuses exactly what libjq refuses, whole documents,
+ * documents that are objects (their members noted) and texts to be a member's value. */
+static void
+test_jscan_depth(void)
+{
+	ss_buf doc = {0}, wrapped = {0};
+
+	srand(14);
+	for (int round = 0; round < 400; round++) {
+		char open[300];
+		int n = 100 + rand() % 200;
+		ss_buf_reset(&doc);
+		for (int i = 0; i < n; i++) {
+			open[i] = rand() % 100 < (round % 4) * 25 ? '{' : '[';
+			ss_buf_adds(&doc, open[i] == '{' ? "{\"k\":" : "[");
+		}
+		ss_buf_adds(&doc, "1");
+		for (int i = n; i-- > 0;)
+			ss_buf_addc(&doc, open[i] == '{' ? '}' : ']');
+		struct ss_jmember m[4];
+		size_t nm;
+		bool want = jq_parses(doc.data, doc.len);
+		CHECK(ss_jscan_document(doc.data, doc.data + doc.len, NULL) == want);
+		CHECK(ss_jscan_document_members(doc.data, doc.data + doc.len, m, 4, &nm, NULL) == want);
+		ss_buf_reset(&wrapped);
+		ss_buf_adds(&wrapped, "{\"value\":");
+		ss_buf_add(&wrapped, doc.data, doc.len);
+		ss_buf_addc(&wrapped, '}');
+		CHECK(ss_jscan_member_document(doc.data, doc.data + doc.len, NULL) ==
+		      jq_parses(wrapped.data, wrapped.len));
+	}
+	ss_buf_free(&doc);
+	ss_buf_free(&wrapped);
+}
+
 /* ss_jpath_find_in answers as ss_jpath_find on a validated document, its members noted
  * or not (more than the 1 or 8 asked for: each path is then looked at over the
  * document): the value found, or missing, or a type error. */
@@ -641,6 +688,7 @@ main(void)
 	test_jscan();
 	test_jpath();
 	test_jpath_find_in();
+	test_jscan_depth();
 	test_jpath_look();
 	test_keyenc();
 	test_buf();
