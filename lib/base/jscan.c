@@ -377,26 +377,27 @@ ss_jscan_document_members(const char *p, const char *end, struct ss_jmember *m, 
 	return value_ends_document(p, end, why);
 }
 
-bool
-ss_jscan_member_document(const char *p, const char *end, const char **why)
+/* One JSON value in [p,end), its containers taking at most maxslots. */
+static bool
+document_within(const char *p, const char *end, const char **why, int maxslots)
 {
 	const char *dummy;
 	struct ss_jblocks f;
 
 	if (why == NULL)
 		why = &dummy;
-	p = scan_value(blocks_for(&f, p, end, SS_JBLOCKS_WINDOW), p, end, why, MAX_SLOTS - slots_of('{'));
+	p = scan_value(blocks_for(&f, p, end, SS_JBLOCKS_WINDOW), p, end, why, maxslots);
 	return value_ends_document(p, end, why);
+}
+
+bool
+ss_jscan_member_document(const char *p, const char *end, const char **why)
+{
+	return document_within(p, end, why, MAX_SLOTS - slots_of('{'));
 }
 
 bool
 ss_jscan_document(const char *p, const char *end, const char **why)
 {
-	const char *dummy;
-	struct ss_jblocks f;
-
-	if (why == NULL)
-		why = &dummy;
-	p = scan_value(blocks_for(&f, p, end, SS_JBLOCKS_WINDOW), p, end, why, MAX_SLOTS);
-	return value_ends_document(p, end, why);
+	return document_within(p, end, why, MAX_SLOTS);
 }
