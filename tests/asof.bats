@@ -244,6 +244,31 @@ for line in sys.stdin:
 	done
 }
 
+@test "--select on records that are not objects: jq's error where a path indexes them, not null" {
+	# arrays on both sides, their times at .[0]; objects between them
+	printf '%s\n' '[1,"a"]' '{"t":2,"aid":"b"}' '[3,"c"]' >"$T/l"
+	printf '%s\n' '{"t":0,"w":"x"}' '[2,"y"]' >"$T/r"
+	on=(--left-on '.t? // .[0]' --right-on '.t? // .[0]')
+	jq -c '[1, .]' "$T/l" >/dev/null
+	for threads in 0 2; do
+		for src in files pipes; do
+			if [ "$src" = files ]; then
+				run --separate-stderr env SS_THREADS=$threads SS_THREADS_CHUNK=16 ss-asof "${on[@]}" \
+					--select '[.left.aid, .right.w]' --on-error skip "$T/l" "$T/r"
+			else
+				run --separate-stderr env SS_THREADS=$threads ss-asof "${on[@]}" \
+					--select '[.left.aid, .right.w]' --on-error skip <(cat "$T/l") <(cat "$T/r")
+			fi
+			assert_success
+			# jq: the left array cannot be indexed by "aid"; the object at t=2 meets the
+			# right array [2,"y"], which cannot be indexed by "w"
+			assert_output ''
+			[ "$(grep -c 'left: --select: Cannot index array with string "aid" (skipped)' <<<"$stderr")" -eq 2 ]
+			[ "$(grep -c 'left: --select: Cannot index array with string "w" (skipped)' <<<"$stderr")" -eq 1 ]
+		done
+	done
+}
+
 @test "records nested as deep as jq parses: joined; a --select that jq cannot parse them in refuses them, no crash" {
 	# jq 1.6 parses 256 levels of arrays, 128 of objects (an object counts twice): a
 	# record of 254 levels is a good record, but {"left": record} is too deep for it

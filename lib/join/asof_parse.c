@@ -137,7 +137,8 @@ asof_parsed(ss_asof *j, bool left, const struct asof_in *in)
 }
 
 /* A lookup among the members instead of a scan of the record when the result is
- * written (proj.h ss_proj_known). */
+ * written (proj.h ss_proj_known). A record that is not an object has nothing known: its
+ * projection meets jq's error itself (a value not found ahead is written null). */
 void
 asof_find_known(const struct ss_jpath *const *paths, int n, const char *raw, size_t len,
 		const struct ss_jmember *m, size_t nm, struct asof_known *known)
@@ -147,6 +148,8 @@ asof_find_known(const struct ss_jpath *const *paths, int n, const char *raw, siz
 
 	for (int i = 0; i < n; i++) {
 		bool found = ss_jpath_find_in(paths[i], raw, raw + len, m, nm, &vs, &ve, &type_error);
+		if (type_error)
+			return; /* (known->n stays 0) */
 		known->at[i] = found ? (uint32_t)(vs - raw) + 1 : 0;
 		known->len[i] = found ? (uint32_t)(ve - vs) : 0;
 	}
