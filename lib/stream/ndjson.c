@@ -307,12 +307,6 @@ ss_ndjson_blank(const char *line, size_t len)
 	return true;
 }
 
-bool
-ss_ndjson_valid(const char *line, size_t len, const char **why)
-{
-	return ss_jscan_document(line, line + len, why);
-}
-
 /* ---- writer ---- */
 
 /* 256 KiB: a quarter of the hand-overs (and the writer's wake-ups) of 64 KiB */

@@ -50,8 +50,6 @@ const char *ss_reader_name(const ss_reader *r);
 /* The next line of a buffer in memory (a mapped file) at *cursor, split as
  * ss_reader_next splits a stream; false at end. */
 bool ss_ndjson_next_line(const char **cursor, const char *end, const char **line, size_t *len);
-/* Validate one line as a JSON value (one value, UTF-8); on error returns false and *why. */
-bool ss_ndjson_valid(const char *line, size_t len, const char **why);
 /* Is the line empty or whitespace only? (skipped silently by every tool) */
 bool ss_ndjson_blank(const char *line, size_t len);
 

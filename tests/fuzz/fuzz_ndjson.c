@@ -88,7 +88,7 @@ static void
 check_line(const char *line, size_t len)
 {
 	const char *why = NULL;
-	bool ok = ss_ndjson_valid(line, len, &why);
+	bool ok = ss_jscan_document(line, line + len, &why);
 	check_members(line, len, ok, why);
 	jv v = jv_parse_sized(line, (int)len);
 	bool jq_ok = jv_is_valid(v);
