@@ -190,8 +190,8 @@ ss_rec_set_members(ss_rec *r, const struct ss_jmember *m, size_t n)
 	r->nmembers = n;
 }
 
-static bool
-rec_find(const struct ss_jpath *path, const ss_rec *r, const char **vs, const char **ve, bool *type_error)
+bool
+ss_rec_find(const struct ss_jpath *path, const ss_rec *r, const char **vs, const char **ve, bool *type_error)
 {
 	return ss_jpath_find_in(path, r->raw, r->raw + r->len, r->members, r->nmembers, vs, ve, type_error);
 }
@@ -238,7 +238,7 @@ ss_expr_raw(ss_expr *e, ss_rec *r, const char **start, size_t *len)
 	const char *vs, *ve;
 	bool type_error;
 
-	if (e->path == NULL || !rec_find(e->path, r, &vs, &ve, &type_error))
+	if (e->path == NULL || !ss_rec_find(e->path, r, &vs, &ve, &type_error))
 		return false;
 	*start = vs;
 	*len = (size_t)(ve - vs);
@@ -265,7 +265,7 @@ path_absent(const struct ss_jpath *path, const ss_rec *r)
 	const char *vs, *ve;
 	bool type_error;
 
-	return !rec_find(path, r, &vs, &ve, &type_error) && !type_error;
+	return !ss_rec_find(path, r, &vs, &ve, &type_error) && !type_error;
 }
 
 bool
@@ -286,7 +286,7 @@ ss_expr_eval(ss_expr *e, ss_rec *r)
 	bool type_error;
 
 	if (e->path) {
-		if (rec_find(e->path, r, &vs, &ve, &type_error))
+		if (ss_rec_find(e->path, r, &vs, &ve, &type_error))
 			return jv_parse_sized(vs, (int)(ve - vs));
 		if (!type_error)
 			return jv_null();
@@ -339,7 +339,7 @@ raw_element(const struct ss_jpath *path, ss_rec *r, ss_buf *enc, ss_buf *text)
 	const char *vs, *ve;
 	bool type_error;
 
-	if (!rec_find(path, r, &vs, &ve, &type_error)) {
+	if (!ss_rec_find(path, r, &vs, &ve, &type_error)) {
 		if (type_error)
 			return false;
 		vs = "null";

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 struct ss_jmember;
+struct ss_jpath;
 
 typedef struct ss_expr ss_expr;
 /* A record being processed: raw text plus its parsed form, built at most once. */
@@ -33,6 +34,9 @@ void ss_rec_init(ss_rec *r, const char *raw, size_t len);
  * (borrowed; n SIZE_MAX: not noted): plain paths then start from them, or look at the
  * record, instead of validating it again. */
 void ss_rec_set_members(ss_rec *r, const struct ss_jmember *m, size_t n);
+/* ss_jpath_find_in on the record, among its members where they were noted. */
+bool ss_rec_find(const struct ss_jpath *path, const ss_rec *r, const char **vstart, const char **vend,
+		 bool *type_error);
 /* The parsed document (borrowed: do not free; valid until ss_rec_done). */
 jv ss_rec_doc(ss_rec *r);
 void ss_rec_done(ss_rec *r);

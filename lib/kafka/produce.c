@@ -333,8 +333,7 @@ field_raw(struct producer *pr, struct field *f, ss_rec *rec, const char **p, siz
 	bool type_error;
 
 	if (f->env != NULL) {
-		if (!ss_jpath_find_in(f->env, rec->raw, rec->raw + rec->len, rec->members, rec->nmembers, &vs, &ve,
-				      &type_error))
+		if (!ss_rec_find(f->env, rec, &vs, &ve, &type_error))
 			return 0;
 		*p = vs;
 		*len = (size_t)(ve - vs);
