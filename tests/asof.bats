@@ -727,6 +727,36 @@ with open(sys.argv[2], "w") as l, open(sys.argv[3], "w") as r:
 	assert_output '["l15","r10",1]'
 }
 
+@test "defer, forward and nearest: records waiting for a right one, held, spilled and back, in release order" {
+	# every left record waits (the right side stalls): forward ones with no release
+	# point yet, parked beside the release heap in arrival order; the spilled ones come
+	# back out of that order, into the heap; nearest ones are in the heap throughout
+	python3 -c 'import json, random
+random.seed(31)
+with open("'"$T"'/l", "w") as l, open("'"$T"'/r", "w") as r:
+    for i in range(6000):
+        l.write(json.dumps({"t": 3 * i + 1, "k": "s%d" % random.randrange(40), "pad": "x" * 100}) + "\n")
+        if i % 3 == 0:
+            r.write(json.dumps({"t": 3 * i + random.randrange(6), "k": "s%d" % random.randrange(40)}) + "\n")'
+	right() { head -1 "$T/r"; sleep 0.5; tail -n +2 "$T/r"; }
+	for dir in nearest forward; do
+		python3 "$BATS_TEST_DIRNAME/asof-ref.py" "$T/l" "$T/r" "$dir" 0 -1 1 | sort >"$T/want"
+		ss-asof --on .t --by .k --direction "$dir" "$T/l" <(right) >"$T/mem" 2>/dev/null
+		sort "$T/mem" | diff -u "$T/want" -
+		# (spilled, the order is not the same: they come back by release point)
+		SS_ASOF_SPILL_BYTES=60000 ss-asof --on .t --by .k --direction "$dir" "$T/l" <(right) >"$T/spill" 2>"$T/err"
+		[ ! -s "$T/err" ]
+		sort "$T/spill" | diff -u "$T/want" -
+	done
+	# forward, in memory: released in the order of their release points, the answers'
+	# times (the right records come in time order), ties and the unanswered (at the
+	# end) in arrival order, which is the left's time order here
+	jq -c '[.right.t // 1e18, .left.t]' "$T/mem" | python3 -c '
+import json, sys
+order = [json.loads(x) for x in sys.stdin]
+assert order == sorted(order) and len(order) == 6000, "not in release order"'
+}
+
 @test "defer: held records beyond the memory bound spill to disk, results unchanged" {
 	python3 -c 'import json
 with open("'"$T"'/l", "w") as l, open("'"$T"'/r", "w") as r:

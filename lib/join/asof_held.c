@@ -416,7 +416,7 @@ void
 asof_release_final(asof_join *j)
 {
 	for (;;) {
-		while (j->heap.n > 0 && asof_final(j, j->heap.v[0]->p))
+		while (j->heap.n > 0 && asof_final(j, asof_heap_top(&j->heap)->p))
 			release(j, asof_heap_pop(&j->heap), 0);
 		if (j->spilled == 0)
 			break;

@@ -301,82 +301,131 @@ asof_hist_prune(struct asof_key *k, int64_t cutoff, struct asof_retired *done,
 	}
 }
 
-/* ---- release heap: a binary min-heap on the release point p ---- */
+/* ---- release heap: a binary min-heap on the release point p, and the parked ---- */
 
 static bool
-before(const struct asof_held *a, const struct asof_held *b)
+before(const struct asof_heap_entry *a, const struct asof_heap_entry *b)
 {
 	return a->p < b->p || (a->p == b->p && a->id < b->id);
 }
 
 static void
-place(struct asof_heap *h, size_t i, struct asof_held *x)
+place(struct asof_heap *h, size_t i, struct asof_heap_entry e)
 {
-	h->v[i] = x;
-	x->heap = i;
+	h->v[i] = e;
+	e.x->heap = i;
 }
 
 static void
 sift_up(struct asof_heap *h, size_t i)
 {
-	struct asof_held *x = h->v[i];
+	struct asof_heap_entry e = h->v[i];
 
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
-		if (!before(x, h->v[parent]))
+		if (!before(&e, &h->v[parent]))
 			break;
 		place(h, i, h->v[parent]);
 		i = parent;
 	}
-	place(h, i, x);
+	place(h, i, e);
 }
 
 static void
 sift_down(struct asof_heap *h, size_t i)
 {
-	struct asof_held *x = h->v[i];
+	struct asof_heap_entry e = h->v[i];
 
 	for (;;) {
 		size_t c = 2 * i + 1;
-		if (c >= h->n)
+		if (c >= h->nv)
 			break;
-		if (c + 1 < h->n && before(h->v[c + 1], h->v[c]))
+		if (c + 1 < h->nv && before(&h->v[c + 1], &h->v[c]))
 			c++;
-		if (!before(h->v[c], x))
+		if (!before(&h->v[c], &e))
 			break;
 		place(h, i, h->v[c]);
 		i = c;
 	}
-	place(h, i, x);
+	place(h, i, e);
+}
+
+/* x's entry to its place after its point changed, or after it took another's place. */
+static void
+resift(struct asof_heap *h, const struct asof_held *x)
+{
+	sift_up(h, x->heap);
+	sift_down(h, x->heap);
+}
+
+static void
+heap_push(struct asof_heap *h, struct asof_held *x)
+{
+	if (h->nv == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 256;
+		h->v = ss_xrealloc(h->v, h->cap * sizeof *h->v);
+	}
+	h->v[h->nv] = (struct asof_heap_entry){x->p, x->id, x};
+	sift_up(h, h->nv++);
+}
+
+static void
+heap_remove(struct asof_heap *h, struct asof_held *x)
+{
+	size_t i = x->heap;
+	struct asof_heap_entry last = h->v[--h->nv];
+
+	if (i == h->nv)
+		return;
+	place(h, i, last);
+	resift(h, last.x);
+}
+
+static void
+unpark(struct asof_heap *h, struct asof_held *x)
+{
+	if (x->wprev)
+		x->wprev->wnext = x->wnext;
+	else
+		h->parked = x->wnext;
+	if (x->wnext)
+		x->wnext->wprev = x->wprev;
+	else
+		h->parked_last = x->wprev;
 }
 
 void
 asof_heap_push(struct asof_heap *h, struct asof_held *x)
 {
-	if (h->n == h->cap) {
-		h->cap = h->cap ? 2 * h->cap : 256;
-		h->v = ss_xrealloc(h->v, h->cap * sizeof *h->v);
+	h->n++;
+	if (x->p != INT64_MAX || (h->parked_last != NULL && h->parked_last->id > x->id)) {
+		heap_push(h, x); /* (a record back from the spill file comes out of id order) */
+		return;
 	}
-	h->v[h->n] = x;
-	sift_up(h, h->n++);
+	x->heap = ASOF_PARKED;
+	x->wnext = NULL;
+	x->wprev = h->parked_last;
+	if (h->parked_last)
+		h->parked_last->wnext = x;
+	else
+		h->parked = x;
+	h->parked_last = x;
 }
 
 void
 asof_heap_remove(struct asof_heap *h, struct asof_held *x)
 {
-	size_t i = x->heap;
-	struct asof_held *last = h->v[--h->n];
-
-	if (i == h->n)
-		return;
-	place(h, i, last);
-	asof_heap_fix(h, last);
+	h->n--;
+	if (x->heap == ASOF_PARKED)
+		unpark(h, x);
+	else
+		heap_remove(h, x);
 }
 
 struct asof_held *
 asof_heap_pop(struct asof_heap *h)
 {
-	struct asof_held *x = h->v[0];
+	struct asof_held *x = asof_heap_top(h);
 
 	asof_heap_remove(h, x);
 	return x;
@@ -385,8 +434,24 @@ asof_heap_pop(struct asof_heap *h)
 void
 asof_heap_fix(struct asof_heap *h, struct asof_held *x)
 {
-	sift_up(h, x->heap);
-	sift_down(h, x->heap);
+	if (x->heap == ASOF_PARKED) {
+		if (x->p != INT64_MAX) {
+			unpark(h, x);
+			heap_push(h, x);
+		}
+		return;
+	}
+	h->v[x->heap].p = x->p;
+	resift(h, x);
+}
+
+struct asof_held *
+asof_heap_top(const struct asof_heap *h)
+{
+	if (h->parked == NULL)
+		return h->v[0].x;
+	struct asof_heap_entry first = {INT64_MAX, h->parked->id, h->parked};
+	return h->nv > 0 && before(&h->v[0], &first) ? h->v[0].x : h->parked;
 }
 
 /* ---- the match rule ---- */

@@ -295,7 +295,7 @@ asof_prune(asof_join *j, struct asof_key *k)
 		/* release points are the left times: the heap's top is the oldest held (not so
 		 * with --order left: a done record waiting is in no heap) */
 		if (j->heap.n > 0)
-			cutoff = asof_min64(cutoff, j->heap.v[0]->t);
+			cutoff = asof_min64(cutoff, asof_heap_top(&j->heap)->t);
 	} else {
 		for (const struct asof_held *h = k->held; h; h = h->knext)
 			cutoff = asof_min64(cutoff, h->t);
