@@ -244,6 +244,98 @@ for line in sys.stdin:
 	done
 }
 
+@test "--by an array of paths: records paired as jq's values of the key decide, from files and pipes, sorted or not" {
+	# key parts spelled in ways jq reads as one value (1, 1.0, 1e0; "a", "\u0061";
+	# objects in any member order), nested arrays, null; some records lack a part or
+	# index a string (rejected under skip)
+	python3 - "$T" <<-'PY'
+	import random, sys
+	random.seed(23)
+	spell = {"a": ['"a"', '"\\u0061"'], "1": ['1', '1.0', '1e0'], "x": ['[1,"x"]', '[1.0,"\\u0078"]'],
+	         "o": ['{"p":1,"q":2}', '{"q":2,"p":1}'], "n": ['null']}
+	def record(side, i, t):
+	    g = random.choice(['{"st":%s}' % random.choice(spell[random.choice("a1x")]), '"str"', '{}'] + ['{"st":"b"}'] * 3)
+	    members = ['"id":"%s%d"' % (side, i), '"t":%d' % t, '"g":%s' % g]
+	    if random.random() < 0.95:
+	        members.append('"dev":%s' % random.choice(spell[random.choice("a1on")]))
+	    random.shuffle(members)
+	    return "{" + ",".join(members) + "}"
+	for side in "lr":
+	    times = random.sample(range(100000), 3000)
+	    with open("%s/%s" % (sys.argv[1], side), "w") as f:
+	        f.write("".join(record(side, i, t) + "\n" for i, t in enumerate(sorted(times))))
+	    with open("%s/%s-shuf" % (sys.argv[1], side), "w") as f:
+	        lines = open("%s/%s" % (sys.argv[1], side)).readlines()
+	        random.shuffle(lines)
+	        f.write("".join(lines))
+	PY
+	# the reference: jq's key for the records that have every part, as jq -S prints it
+	# (one text for equal values: objects by sorted members); the latest right of that
+	# key at or before each left
+	keyed='select(has("dev") and (.g | type == "object" and has("st"))) | [.t, .id, [.g.st, .dev]]'
+	jq -S -c "$keyed" "$T/r" >"$T/rk"
+	jq -S -c "$keyed" "$T/l" | python3 -c '
+import json, sys
+text = lambda k: json.dumps(k, separators=(",", ":"))
+right = {}
+for r in map(json.loads, open(sys.argv[1])):
+    right.setdefault(text(r[2]), []).append(r)
+for line in sys.stdin:
+    t, lid, k = json.loads(line)
+    best = max((r for r in right.get(text(k), []) if r[0] <= t), default=None)
+    print(json.dumps([lid, best and best[1]], separators=(",", ":")))
+' "$T/rk" | sort >"$T/want"
+	[ "$(grep -vc null "$T/want")" -gt 1000 ]
+	# each left record without its key is said (the right ones past the last left time
+	# may go unread)
+	rejected=$(( $(wc -l <"$T/l") - $(wc -l <"$T/want") ))
+	[ "$rejected" -gt 100 ]
+	args=(--on .t --by '[.g.st, .dev]' --select '[.left.id, .right.id]' --on-error skip)
+	for threads in 0 2; do
+		for pair in "l r" "l-shuf r" "l r-shuf" "l-shuf r-shuf"; do
+			set -- $pair
+			SS_THREADS=$threads SS_THREADS_CHUNK=4096 ss-asof "${args[@]}" "$T/$1" "$T/$2" 2>"$T/err" | sort >"$T/got"
+			cmp "$T/want" "$T/got"
+			[ "$(grep -c 'left: \[.g.st, .dev\]: \(no such field\|Cannot index\)' "$T/err")" -eq "$rejected" ]
+		done
+		SS_THREADS=$threads ss-asof "${args[@]}" <(cat "$T/l") <(cat "$T/r") 2>"$T/err" | sort >"$T/got"
+		cmp "$T/want" "$T/got"
+		[ "$(grep -c 'left: \[.g.st, .dev\]: \(no such field\|Cannot index\)' "$T/err")" -eq "$rejected" ]
+	done
+}
+
+@test "--by PATH // LITERAL: a missing, null or false key is the literal, as jq says, files and pipes" {
+	python3 - "$T" <<-'PY'
+	import random, sys
+	random.seed(29)
+	for side in "lr":
+	    with open("%s/%s" % (sys.argv[1], side), "w") as f:
+	        for i, t in enumerate(sorted(random.sample(range(50000), 2000))):
+	            k = random.choice(['"a"', '"b"', 'null', 'false', '0', '"none"', None, None])
+	            f.write('{"id":"%s%d","t":%d%s}\n' % (side, i, t, '' if k is None else ',"k":%s' % k))
+	PY
+	for by in '.k // null' '.k // "none"'; do
+		jq -c "[.t, .id, ($by)]" "$T/r" >"$T/rk"
+		jq -c "[.t, .id, ($by)]" "$T/l" | python3 -c '
+import json, sys
+right = {}
+for r in map(json.loads, open(sys.argv[1])):
+    right.setdefault(json.dumps(r[2]), []).append(r)
+for line in sys.stdin:
+    t, lid, k = json.loads(line)
+    best = max((r for r in right.get(json.dumps(k), []) if r[0] <= t), default=None)
+    print(json.dumps([lid, best and best[1]], separators=(",", ":")))
+' "$T/rk" >"$T/want"
+		[ "$(grep -vc null "$T/want")" -gt 1500 ]
+		for threads in 0 2; do
+			SS_THREADS=$threads SS_THREADS_CHUNK=4096 ss-asof --on .t --by "$by" --select '[.left.id, .right.id]' "$T/l" "$T/r" >"$T/got"
+			cmp "$T/want" "$T/got"
+			SS_THREADS=$threads ss-asof --on '.t // 0' --by "$by" --select '[.left.id, .right.id]' <(cat "$T/l") <(cat "$T/r") >"$T/got"
+			cmp "$T/want" "$T/got"
+		done
+	done
+}
+
 @test "--select on records that are not objects: jq's error where a path indexes them, not null" {
 	# arrays on both sides, their times at .[0]; objects between them
 	printf '%s\n' '[1,"a"]' '{"t":2,"aid":"b"}' '[3,"c"]' >"$T/l"

@@ -26,7 +26,12 @@ typedef struct ss_rec {
 /* Compile; on a compile error print jq's message ("ss-TOOL: OPTION: ...") and exit 3. */
 ss_expr *ss_expr_compile(const char *text, const char *option);
 void ss_expr_free(ss_expr *e);
+/* A plain path, or one with a literal for its missing, null or false values
+ * (.station // null): ss_expr_raw and ss_expr_look answer it without libjq. */
 bool ss_expr_is_path(const ss_expr *e);
+/* ss_expr_is_path, or an array of plain paths ([.station, .device]): a key that
+ * ss_expr_key_nojq can take from the raw bytes. */
+bool ss_expr_is_paths(const ss_expr *e);
 const char *ss_expr_text(const ss_expr *e);
 
 void ss_rec_init(ss_rec *r, const char *raw, size_t len);
@@ -44,8 +49,9 @@ void ss_rec_done(ss_rec *r);
 /* First output of the expression on the record. Returns the value (caller frees), or
  * jv_invalid_with_msg(...) when the expression errors or yields nothing. */
 jv ss_expr_eval(ss_expr *e, ss_rec *r);
-/* Fast path only: the raw bytes of a plain path's result. Returns true and the span when
- * the expression is a path and the value exists; false otherwise (use ss_expr_eval). */
+/* Fast path only: the raw bytes of a plain path's result (ss_expr_is_path). Returns true
+ * and the span when the value exists, or the literal where it stands for the value;
+ * false otherwise (use ss_expr_eval). */
 bool ss_expr_raw(ss_expr *e, ss_rec *r, const char **start, size_t *len);
 /* ss_expr_raw for a quick look at a line not validated yet (ss_jpath_look): on a valid
  * line the same span; on an invalid one, some span or false. Never the answer for a
@@ -56,6 +62,10 @@ bool ss_expr_look(const ss_expr *e, const char *raw, size_t n, const char **star
  * the document. Returns 1, 0 when the result is null, -1 on an error (message in err). */
 struct ss_buf;
 int ss_expr_key(ss_expr *e, ss_rec *r, struct ss_buf *enc, struct ss_buf *text, char *err, size_t errsize);
+/* ss_expr_key's encoding without libjq, for threads: 1 appended to enc, or -1 with enc
+ * unchanged where it cannot tell alone (not ss_expr_is_paths, a field that is not there,
+ * a type error, a value only ss_keyenc_raw encodes): ss_expr_key's to answer. */
+int ss_expr_key_nojq(const ss_expr *e, ss_rec *r, struct ss_buf *enc);
 /* The result's text as jq -c prints it, appended to out: 1, or -1 on an error (message in
  * err). Projections (proj.h: paths, arrays and objects of them, literals) are evaluated
  * on the raw bytes and never build the document. */

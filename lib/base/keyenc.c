@@ -106,6 +106,18 @@ enc(ss_buf *b, jv v, bool prefix)
 }
 
 void
+ss_keyenc_array_open(ss_buf *b)
+{
+	ss_buf_addc(b, TAG_ARRAY);
+}
+
+void
+ss_keyenc_array_close(ss_buf *b)
+{
+	ss_buf_addc(b, 0);
+}
+
+void
 ss_keyenc_jv(ss_buf *b, jv v)
 {
 	enc(b, v, false);

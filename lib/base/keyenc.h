@@ -20,4 +20,7 @@ bool ss_keyenc_raw(ss_buf *b, const char *p, size_t len);
 /* ss_keyenc_raw without libjq, for threads: 1 encoded, 0 not valid, -1 a value only
  * ss_keyenc_raw can encode (an array, an object, an escaped string, a long number). */
 int ss_keyenc_raw_nojq(ss_buf *b, const char *p, size_t len);
+/* An array encoded element by element: open, each element's encoding, close. */
+void ss_keyenc_array_open(ss_buf *b);
+void ss_keyenc_array_close(ss_buf *b);
 #endif

@@ -549,6 +549,18 @@ ss_proj_compile(const char *text)
 	return NULL;
 }
 
+bool
+ss_proj_literal(const char *text, ss_buf *out)
+{
+	ss_proj *p = ss_proj_compile(text);
+	bool literal = p != NULL && p->kind == PROJ_TEXT;
+
+	if (literal)
+		ss_buf_add(out, p->text, p->len);
+	ss_proj_free(p);
+	return literal;
+}
+
 const struct ss_jpath *
 ss_proj_known(const ss_proj *p, const char *name, int i)
 {

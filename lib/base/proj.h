@@ -60,6 +60,9 @@ bool ss_proj_eval(const ss_proj *p, const struct ss_proj_root *root, struct ss_b
  * `name` (.left.aid: .aid of "left"), at most SS_PROJ_KNOWN of them; NULL past the last.
  * Borrowed from p. */
 const struct ss_jpath *ss_proj_known(const ss_proj *p, const char *name, int i);
+/* Is text a literal alone (a number, a string, true, false, null)? Then its jq -c text
+ * is appended to out. */
+bool ss_proj_literal(const char *text, struct ss_buf *out);
 /* Append the valid JSON value [p, end) (no surrounding whitespace) as jq -c prints it. */
 void ss_proj_canonical(struct ss_buf *out, const char *p, const char *end);
 #endif

@@ -203,7 +203,7 @@ parse(struct asof_ahead *a, struct ahead_batch *b, struct ahead_rec *r)
 	if (!ss_expr_raw(a->on, &rec, &p, &n) || ss_time_from_raw_nojq(p, n, a->unit, &r->t, &why) != 1)
 		return;
 	r->kat = b->keys.len;
-	if (a->by != NULL && !(ss_expr_raw(a->by, &rec, &p, &n) && ss_keyenc_raw_nojq(&b->keys, p, n) == 1))
+	if (a->by != NULL && ss_expr_key_nojq(a->by, &rec, &b->keys) != 1)
 		return;
 	r->klen = b->keys.len - r->kat;
 	r->khash = asof_key_hash(b->keys.data + r->kat, r->klen);
@@ -390,15 +390,16 @@ at_start(ss_reader *r, struct stat *st)
 	return fstat(ss_reader_fd(r), st) == 0 && S_ISREG(st->st_mode) && lseek(ss_reader_fd(r), 0, SEEK_CUR) == 0;
 }
 
-/* Can a thread parse this side's records? Its --on and --by are plain paths (no libjq
- * on the thread), and its reader has not read anything yet. */
+/* Can a thread parse this side's records? Its --on is a plain path and its --by a path
+ * or an array of them (no libjq on the thread), and its reader has not read anything
+ * yet. */
 static bool
 parsable_ahead(ss_asof *j, ss_reader *r, bool left)
 {
 	ss_expr *on = left ? j->cx->lon : j->cx->ron, *by = left ? j->cx->lby : j->cx->rby;
 
 	return ss_proc_threads() && ss_reader_lineno(r) == 0 && ss_reader_offset(r) == 0 &&
-	       ss_expr_is_path(on) && (by == NULL || ss_expr_is_path(by));
+	       ss_expr_is_path(on) && (by == NULL || ss_expr_is_paths(by));
 }
 
 static void

@@ -112,15 +112,12 @@ parse_key(ss_asof *j, bool left, struct asof_in *in, ss_rec *rec)
 		reject(j, left, in, ss_expr_text(e), "no such field (ask for null explicitly: '... // null')");
 		return false;
 	}
-	jv v = ss_expr_eval(e, rec);
-	if (!jv_is_valid(v)) {
-		char buf[256];
-		reject(j, left, in, ss_expr_text(e), ss_expr_errmsg(v, buf, sizeof buf));
-		jv_free(v);
+	/* (an array of paths is encoded from the raw bytes; other expressions run in libjq) */
+	char err[256];
+	if (ss_expr_key(e, rec, &in->key, NULL, err, sizeof err) < 0) {
+		reject(j, left, in, ss_expr_text(e), err);
 		return false;
 	}
-	ss_keyenc_jv(&in->key, v);
-	jv_free(v);
 	return true;
 }
 

@@ -577,6 +577,75 @@ test_expr(void)
 	ss_buf_free(&text);
 }
 
+/* Are enc's bytes the key encoding of v (consumed)? */
+static bool
+enc_of(const ss_buf *enc, jv v)
+{
+	ss_buf want = {0};
+	ss_keyenc_jv(&want, v);
+	jv_free(v);
+	bool same = want.len == enc->len && memcmp(want.data, enc->data, enc->len) == 0;
+	ss_buf_free(&want);
+	return same;
+}
+
+/* The fast paths of one expression on one document against libjq's run of it: the value
+ * (ss_expr_eval), the raw bytes (ss_expr_raw), the key (ss_expr_key, ss_expr_key_nojq). */
+static void
+check_expr_fast(const char *text, const char *doc)
+{
+	ss_expr *e = ss_expr_compile(text, "--by");
+	ss_rec r;
+	ss_buf enc = {0};
+	const char *raw;
+	size_t len;
+	char err[256];
+
+	ss_rec_init(&r, doc, strlen(doc));
+	int failed0 = failed;
+	jv want = ss_expr_eval_jv(e, jv_parse(doc)); /* libjq, whatever the expression */
+	bool error = !jv_is_valid(want);
+	jv got = ss_expr_eval(e, &r);
+	CHECK(error ? !jv_is_valid(got) : jv_equal(jv_copy(want), jv_copy(got)));
+	jv_free(got);
+	if (ss_expr_raw(e, &r, &raw, &len))
+		CHECK(!error && jv_equal(jv_copy(want), jv_parse_sized(raw, (int)len)));
+	else
+		CHECK(error || !ss_expr_is_path(e) || ss_expr_absent(e, &r));
+	int rc = ss_expr_key(e, &r, &enc, NULL, err, sizeof err);
+	CHECK(error ? rc == -1 : (rc == (jv_get_kind(want) != JV_KIND_NULL) && enc_of(&enc, jv_copy(want))));
+	ss_buf_reset(&enc);
+	if (ss_expr_key_nojq(e, &r, &enc) == 1)
+		CHECK(!error && !ss_expr_absent(e, &r) && enc_of(&enc, jv_copy(want)));
+	else
+		CHECK(enc.len == 0);
+	if (failed != failed0)
+		fprintf(stderr, "  (%s on %s)\n", text, doc);
+	jv_free(want);
+	ss_buf_free(&enc);
+	ss_rec_done(&r);
+	ss_expr_free(e);
+}
+
+/* PATH // LITERAL and arrays of paths, on raw bytes as libjq runs them. */
+static void
+test_expr_fast(void)
+{
+	static const char *const exprs[] = {
+		".a // null", ".a // 1.0", ".a.b // \"x\"", ".b // \"\\u0061\"", ".a // -0", ". // 1",
+		".a[0] // false", " .a  //  true ", ".a // .b", ".\"x//y\" // 1", ".a // \"http://x\"",
+		".a // 1e400", "[.a, .b]", "[.a.b, .a]", ".a", ".a.b",
+	};
+	static const char *const docs[] = {
+		"{\"a\":\"s\"}", "{\"a\":false}", "{\"a\":null,\"b\":null}", "{\"a\":{\"b\":0}}", "{}",
+		"{\"a\":[null]}", "{\"a\":[3]}", "{\"a\":1e2,\"b\":\"\\u00e9\"}", "[1]", "\"str\"", "null",
+		"{\"x//y\":false,\"a\":true}", "{\"a\":{\"b\":false},\"a\":{\"b\":[0]}}", "{\"a\":0,\"b\":-0.0}",
+	};
+	for (size_t i = 0; i < sizeof exprs / sizeof *exprs; i++)
+		for (size_t k = 0; k < sizeof docs / sizeof *docs; k++)
+			check_expr_fast(exprs[i], docs[k]);
+}
+
 /* The result of a projection on doc (on {"left":doc,"right":right} when right is given). */
 static const char *
 project(const char *expr, const char *doc, const char *right)
@@ -695,6 +764,7 @@ main(void)
 	test_envelope();
 	test_envelope_members();
 	test_expr();
+	test_expr_fast();
 	test_proj();
 	test_progress();
 	test_partwm();
