@@ -9,7 +9,10 @@
 # the same run at K = 100 in this invocation: the ratio is the cost of more keys (1.0:
 # none). Also the topic-
 # partitions of ss-checkpoint's pulse: 300,000 records over 100, 10,000 and 100,000
-# partitions, each against 100. Prints wall and CPU seconds, peak RSS and the ratios.
+# partitions, each against 100. Then the key's form at 10,000 keys: the same join and
+# put keyed by an array of paths ([.meta.station]) and by a path with a literal for a
+# missing key (.meta.station // null), each against the plain path. Prints wall and CPU
+# seconds, peak RSS and the ratios.
 # KEYS_IR=1 also counts each run's instructions (valgrind's cachegrind, one thread, the
 # same inputs): flat instructions beside rising times say the work per record stays the
 # same and the time goes to memory; about 4 minutes per million records and run.
@@ -78,10 +81,31 @@ join=(--by .meta.station --on .ts --ts-unit ms)
 	done
 } >"$out/runs"
 echo "records: $n per side (ss-checkpoint: 300,000)"
-printf '%-22s %10s %8s %8s %8s %10s\n' run keys wall_s cpu_s rss_mb "x_first"
-awk '{ name = $1; k = $2
-	if (!(name in base)) base[name] = $3
-	printf "%-22s %10s %8.2f %8.2f %8d %9.2fx\n", name, k, $3, $4, $5, $3 / base[name] }' "$out/runs"
+# ratios COLUMN RATIO FILE: the runs of FILE ("name column wall cpu rss" lines), each
+# with its wall time against the first run of its name
+ratios() {
+	printf '%-22s %10s %8s %8s %8s %10s\n' run "$1" wall_s cpu_s rss_mb "$2"
+	awk '{ if (!($1 in base)) base[$1] = $3
+		printf "%-22s %10s %8.2f %8.2f %8d %9.2fx\n", $1, $2, $3, $4, $5, $3 / base[$1] }' "$3"
+}
+ratios keys x_first "$out/runs"
+
+# the key's form: the same keys written three ways (every record has .meta.station)
+forms=(path .meta.station array '[.meta.station]' alternative '.meta.station // null')
+{
+	d=$(data 10000)
+	for ((i = 0; i < ${#forms[@]}; i += 2)); do
+		run "ss-asof ${forms[i]}" bin/ss-asof "$d/activity.ndjson" "$d/weather.ndjson" \
+			--by "${forms[i + 1]}" --on .ts --ts-unit ms
+		rm -f "$out"/c.db*
+		run "ss-cache-put ${forms[i]}" bin/ss-cache "$out/c.db" put --key "${forms[i + 1]}" \
+			<"$d/weather.ndjson"
+	done
+} >"$out/forms"
+echo
+echo "the key's form at 10,000 keys: path .meta.station, array [.meta.station]," \
+	"alternative .meta.station // null"
+ratios form x_path "$out/forms"
 [ "${KEYS_IR:-0}" = 1 ] || exit 0
 {
 	for k in 100 10000 1000000; do
