@@ -2,10 +2,13 @@
 # The shared library on its own (tests/unit/unit.c) and its NDJSON behaviour through a tool.
 load helpers
 
+# (on each of the scanner's paths: AVX2 where the CPU has it, SSE2, the portable loop)
 @test "lib unit tests: time, durations, JSON scanner, paths, key order, envelopes, expressions" {
-	run "$ROOT/build/current/tests/unit"
-	assert_success
-	assert_output --regexp '^[0-9]+ passed, 0 failed$'
+	for simd in avx2 sse2 portable; do
+		SS_SIMD=$simd run "$ROOT/build/current/tests/unit"
+		assert_success
+		assert_output --regexp '^[0-9]+ passed, 0 failed$'
+	done
 }
 
 @test "lines of any length: a 20 MB record passes through" {

@@ -258,16 +258,18 @@ test_jpath_look(void)
 	}
 	/* a later duplicate, a decoy or an escape at every offset of a line's last bytes
 	 * (key_may_follow takes them 16 at a time, the last ones by a load ending at the
-	 * line's end); numbers of every length (their digits skipped 8 at a time) */
+	 * line's end), past more than one load; numbers of every length (their digits
+	 * skipped 8 at a time) */
 	static const char *const tails[] = {",\"ts\":2}", ",\"tz\":2}", ",\"t\\u0073\":2}", "}", ",\"y\":\"\\\"ts\"}"};
-	for (int pad = 0; pad < 40; pad++)
+	for (int pad = 0; pad < 80; pad++)
 		for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++) {
-			char doc[128], want[256];
+			char doc[160], want[256];
 			snprintf(doc, sizeof doc, "{\"ts\":1,\"x\":\"%.*s\"%s", pad,
-				 "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH", tails[t]);
+				 "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghij",
+				 tails[t]);
 			snprintf(want, sizeof want, "%s", find(".ts", doc));
 			CHECK(strcmp(look(".ts", doc), want) == 0);
-			snprintf(doc, sizeof doc, "{\"a\":1,\"ts\":-%.*s.5e3,\"b\":%.*s}", pad + 1,
+			snprintf(doc, sizeof doc, "{\"a\":1,\"ts\":-%.*s.5e3,\"b\":%.*s}", pad % 40 + 1,
 				 "1234567890123456789012345678901234567890", pad % 20 + 1, "98765432109876543210");
 			snprintf(want, sizeof want, "%s", find(".ts", doc));
 			CHECK(strcmp(look(".ts", doc), want) == 0);
