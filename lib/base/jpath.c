@@ -561,12 +561,82 @@ ss_jpath_find(const struct ss_jpath *path, const char *p, const char *end,
 	return ss_jpath_find_from(path, 0, p, end, vstart, vend, type_error);
 }
 
+/* ---- a look along several steps, in one pass ---- */
+
+/* The value of the FIRST member of the object at p named st's key (unchecked, as a look
+ * reads), or NULL where it has none or its structure breaks before. */
+static const char *
+first_member(const char *p, const char *end, const struct step *st)
+{
+	p = ss_jscan_skip_ws(p + 1, end);
+	while (p < end && *p == '"') {
+		const char *ks = p, *ke = key_end(p, end, true);
+		if (ke == NULL || (p = ss_jscan_skip_ws(ke, end)) >= end || *p != ':')
+			return NULL;
+		p = ss_jscan_skip_ws(p + 1, end);
+		if (key_equals(ks, ke, st))
+			return p;
+		if ((p = skip_unchecked(p, end)) == NULL || (p = ss_jscan_skip_ws(p, end)) >= end || *p != ',')
+			return NULL;
+		p = ss_jscan_skip_ws(p + 1, end);
+	}
+	return NULL;
+}
+
+/* Could a member named as any step's key (from `from` on) be in [p, end)? */
+static bool
+keys_may_follow(const struct ss_jpath *path, int from, const char *p, const char *end)
+{
+	for (int i = from; i < path->nsteps; i++)
+		if (path->steps[i].key != NULL && key_may_follow(p, end, &path->steps[i]))
+			return true;
+	return false;
+}
+
+/* A look along the steps from `from` on (two or more) that goes into the FIRST member of
+ * each key as soon as it meets it: 1 found, 0 not there, -1 not known this way (find_path
+ * then looks member by member). What it finds is what jq finds (the LAST member of each
+ * key) when no member of any step's key can follow the value found: every later
+ * duplicate, at any depth, would follow it. Before, each step skipped the member's whole
+ * value to its end, then looked into it: twice over an envelope's "value" for a look at
+ * .value.ts in records from ss-consume. */
+static int
+look_first(const struct ss_jpath *path, int from, const char *p, const char *end, const char **vs,
+	   const char **ve, bool *type_error)
+{
+	for (int i = from; i < path->nsteps; i++) {
+		const struct step *st = &path->steps[i];
+		const char *e;
+		bool ok;
+		if ((p = ss_jscan_skip_ws(p, end)) >= end)
+			return -1;
+		if (st->key && *p == '{')
+			ok = (p = first_member(p, end, st)) != NULL;
+		else if (!st->key && *p == '[')
+			ok = find_element(p, end, st->index, true, &p, &e);
+		else /* null indexed by anything is null; anything else, an error */
+			ok = false, *type_error = *p != 'n';
+		/* (past the first step, what is not found may be in a later duplicate) */
+		if (!ok)
+			return i == from ? 0 : (*type_error = false, -1);
+	}
+	if ((*ve = skip_unchecked(p, end)) == NULL || !ends_object(*ve, end) || keys_may_follow(path, from, *ve, end))
+		return -1;
+	*vs = p;
+	return 1;
+}
+
 /* The steps from `from` on, values validated on the way, or skipped for a quick look. */
 static bool
 find_path(const struct ss_jpath *path, int from, bool look, const char *p, const char *end,
 	  const char **vstart, const char **vend, bool *type_error)
 {
 	*type_error = false;
+	if (look && path->nsteps - from >= 2) {
+		int found = look_first(path, from, p, end, vstart, vend, type_error);
+		if (found >= 0)
+			return found;
+	}
 	p = ss_jscan_skip_ws(p, end);
 	const char *e = end; /* the document is valid: members are found before its end */
 	for (int i = from; i < path->nsteps; i++) {

@@ -196,7 +196,7 @@ test_jscan(void)
 static const char *
 find(const char *path, const char *doc)
 {
-	static char out[256];
+	static char out[4096];
 	struct ss_jpath *p = ss_jpath_parse(path);
 	const char *vs, *ve;
 	bool type_error;
@@ -216,7 +216,7 @@ static const char *
 look(const char *path, const char *doc)
 {
 	size_t len = strlen(doc);
-	static char out[256];
+	static char out[4096];
 	struct ss_jpath *p = ss_jpath_parse(path);
 	const char *vs, *ve;
 
@@ -285,6 +285,68 @@ test_jpath_look(void)
 	CHECK(strcmp(look(".x", "{\"x\":\"a\\"), "MISSING") == 0);
 	CHECK(strcmp(look(".x", "{\"x\":tru"), "MISSING") == 0);
 	CHECK(strcmp(look(".x", "{\"x\":tru}"), "tru") == 0);
+}
+
+/* A random value for test_jpath_look_nested: keys from a few, so that members repeat
+ * at every depth, some written with an escape; text that holds a key's name. */
+static void
+nested_value(char *b, size_t cap, size_t *n, int depth)
+{
+	static const char *const keys[] = {"\"a\"", "\"b\"", "\"ab\"", "\"\\u0061\"", "\"c\""};
+	static const char *const scalars[] = {"1", "-2.5e1", "null", "true", "\"x\"", "\"\\\"a\\\":1\"",
+					      "\"a b c d e f g h i j k l m n o p q r s t u v w x\""};
+	int r = depth > 3 ? rand() % 3 : rand() % 5;
+
+	if (r < 3) {
+		*n += (size_t)snprintf(b + *n, cap - *n, "%s", scalars[rand() % 7]);
+		return;
+	}
+	int members = rand() % 5;
+	*n += (size_t)snprintf(b + *n, cap - *n, "%c", r == 3 ? '{' : '[');
+	for (int i = 0; i < members && *n < cap - 512; i++) {
+		if (i > 0)
+			*n += (size_t)snprintf(b + *n, cap - *n, ",");
+		if (r == 3)
+			*n += (size_t)snprintf(b + *n, cap - *n, "%s:", keys[rand() % 5]);
+		nested_value(b, cap, n, depth + 1);
+	}
+	*n += (size_t)snprintf(b + *n, cap - *n, "%c", r == 3 ? '}' : ']');
+}
+
+/* A look along paths of several steps (look_first in jpath.c: into the first member of
+ * each key, then no later one of any) finds what the scan finds, in random documents
+ * whose members repeat at every depth; and so does the lookup from noted members. */
+static void
+test_jpath_look_nested(void)
+{
+	static const char *const paths[] = {".a.b", ".a.a", ".b.ab", ".a[1]", ".a[0].b", ".ab.a.b",
+					    ".a.b.c", ".c[1].a", ".b.a[0]", ".a"};
+	srand(41);
+	for (int round = 0; round < 4000; round++) {
+		char doc[4096];
+		size_t n = 0;
+		do {
+			n = 0;
+			nested_value(doc, sizeof doc, &n, 0);
+		} while (doc[0] != '{');
+		for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+			char want[4096];
+			const char *vs, *ve;
+			bool type_error;
+			snprintf(want, sizeof want, "%s", find(paths[i], doc));
+			if (strcmp(want, "TYPEERROR") == 0)
+				snprintf(want, sizeof want, "MISSING");
+			CHECK(strcmp(look(paths[i], doc), want) == 0);
+			struct ss_jpath *p = ss_jpath_parse(paths[i]);
+			struct ss_jmember m[8];
+			size_t nm;
+			CHECK(ss_jscan_document_members(doc, doc + n, m, 8, &nm, NULL));
+			bool found = ss_jpath_find_in(p, doc, doc + n, m, nm, &vs, &ve, &type_error);
+			CHECK(found ? strlen(want) == (size_t)(ve - vs) && memcmp(want, vs, (size_t)(ve - vs)) == 0
+				    : strcmp(want, "MISSING") == 0);
+			ss_jpath_free(p);
+		}
+	}
 }
 
 static void
@@ -761,6 +823,7 @@ main(void)
 	test_jpath_find_in();
 	test_jscan_depth();
 	test_jpath_look();
+	test_jpath_look_nested();
 	test_keyenc();
 	test_buf();
 	test_envelope();
