@@ -684,6 +684,26 @@ ss_jpath_look_from(const struct ss_jpath *path, int from, const char *p, const c
 	return find_path(path, from, true, p, end, vstart, vend, type_error);
 }
 
+/* The path's second step (a key) among the members of its first step's value, noted
+ * while validating (sub[0..n), the last first: see struct ss_jmember), and its other
+ * steps from there. A look into that value went over its members again for each path:
+ * ~450 instructions of ~5,200 a record for .meta.station on the wide shape. */
+static bool
+find_in_nested(const struct ss_jpath *path, const struct ss_jmember *sub, size_t n, const char **vstart,
+	       const char **vend, bool *type_error)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!key_equals(sub[i].key, sub[i].keyend, &path->steps[1]))
+			continue;
+		if (path->nsteps > 2)
+			return find_path(path, 2, true, sub[i].value, sub[i].valueend, vstart, vend, type_error);
+		*vstart = sub[i].value;
+		*vend = sub[i].valueend;
+		return true;
+	}
+	return false; /* an object without it: null */
+}
+
 bool
 ss_jpath_find_in(const struct ss_jpath *path, const char *p, const char *end,
 		 const struct ss_jmember *m, size_t n, const char **vstart, const char **vend,
@@ -702,6 +722,8 @@ ss_jpath_find_in(const struct ss_jpath *path, const char *p, const char *end,
 	for (size_t i = n; i-- > 0;) { /* the last duplicate, as jq keeps it */
 		if (!key_equals(m[i].key, m[i].keyend, st))
 			continue;
+		if (path->nsteps > 1 && path->steps[1].key != NULL && *m[i].value == '{' && m[i].nsub != SS_JSUB_NONE)
+			return find_in_nested(path, m + m[i].sub, m[i].nsub, vstart, vend, type_error);
 		if (path->nsteps > 1) /* in a document validated whole: a look finds the same */
 			return find_path(path, 1, true, m[i].value, m[i].valueend, vstart, vend, type_error);
 		*vstart = m[i].value; /* the member itself: validated when it was noted */

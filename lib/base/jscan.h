@@ -9,6 +9,7 @@
 #ifndef SS_JSCAN_H
 #define SS_JSCAN_H
 #include <stddef.h>
+#include <stdint.h>
 #include <stdbool.h>
 
 #include "base/buf.h"
@@ -38,13 +39,20 @@ bool ss_jscan_document(const char *p, const char *end, const char **why);
 /* ss_jscan_document for a text that is to be written as a member's value in an object
  * (an envelope's "value"): nested no deeper than jq parses it there. */
 bool ss_jscan_member_document(const char *p, const char *end, const char **why);
-/* One member of an object: its key (quotes included) and its value, raw. */
+/* One member of an object: its key (quotes included) and its value, raw. Where the value
+ * is an object (*value == '{'; not set for others), its members noted too are
+ * m[sub..sub+nsub) of the same array, in reverse order (the last first), or nsub is
+ * SS_JSUB_NONE. */
 struct ss_jmember {
 	const char *key, *keyend, *value, *valueend;
+	uint32_t sub, nsub;
 };
+#define SS_JSUB_NONE UINT32_MAX
 /* ss_jscan_document, noting in m[0..*n) the members of a document that is an object
  * (in order, duplicates included): *n = SIZE_MAX when it is not one or has more than
- * max. One pass for both: a record is validated and its fields found together. */
+ * max. One pass for both: a record is validated and its fields found together. The
+ * members of its members that are objects (.meta in {"meta":{"station":...}}, an
+ * envelope's .value) are noted from m[max - 1] down, where the others leave room. */
 bool ss_jscan_document_members(const char *p, const char *end, struct ss_jmember *m, size_t max,
 			       size_t *n, const char **why);
 /* The members the tools note per record: a record with more has its fields looked at

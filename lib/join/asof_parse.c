@@ -281,8 +281,8 @@ asof_parse_one(ss_asof *j, const char *raw, size_t len, uint64_t line, bool *lef
 	*left = strcmp(env.topic, j->o.left_topic) == 0;
 	in = *left ? &j->lin : &j->rin;
 	locate(in, raw, len, line);
-	if (one.nmembers != SIZE_MAX)
-		memcpy(in->members, one.members, one.nmembers * sizeof one.members[0]);
+	if (one.nmembers != SIZE_MAX) /* (all of it: the members of members are at its end) */
+		memcpy(in->members, one.members, sizeof one.members);
 	in->nmembers = one.nmembers;
 	in->has_env = true;
 	in->env = env;
