@@ -166,6 +166,28 @@ string_end(struct ss_jblocks *f, const char *p, const char *end, const char **wh
 	return scan_string(p, end, why);
 }
 
+/* A member's key and its ':' at p (after white space): the value's start (after its white
+ * space), or NULL (*why set). */
+__attribute__((always_inline)) static inline const char *
+member_head(struct ss_jblocks *f, const char *p, const char *end, const char **ks, const char **ke,
+	    const char **why)
+{
+	if (p >= end || *p != '"') {
+		*why = "expected a string key";
+		return NULL;
+	}
+	*ks = p;
+	if ((p = string_end(f, p, end, why)) == NULL)
+		return NULL;
+	*ke = p;
+	p = ss_jscan_skip_ws(p, end);
+	if (p >= end || *p != ':') {
+		*why = "expected ':'";
+		return NULL;
+	}
+	return ss_jscan_skip_ws(p + 1, end);
+}
+
 /* Iterative, so hostile nesting costs no stack: containers[] remembers '{' or '['.
  * Containers take at most maxslots (MAX_SLOTS for a whole document, less for a value
  * inside containers). */
@@ -174,7 +196,7 @@ scan_value(struct ss_jblocks *f, const char *p, const char *end, const char **wh
 {
 	char containers[MAX_SLOTS];
 	int depth = 0, slots = 0;
-	const char *dummy;
+	const char *dummy, *ks, *ke; /* (a member's key: not kept here) */
 
 	if (why == NULL)
 		why = &dummy;
@@ -252,18 +274,8 @@ after_value:
 		}
 		continue;
 object_key:
-		if (p >= end || *p != '"') {
-			*why = "expected a string key";
+		if ((p = member_head(f, p, end, &ks, &ke, why)) == NULL)
 			return NULL;
-		}
-		if ((p = string_end(f, p, end, why)) == NULL)
-			return NULL;
-		p = ss_jscan_skip_ws(p, end);
-		if (p >= end || *p != ':') {
-			*why = "expected ':'";
-			return NULL;
-		}
-		p++;
 	}
 }
 
@@ -301,28 +313,6 @@ member_value(struct ss_jblocks *f, const char *p, const char *end, const char **
 	if (p < end && (*p == '-' || (*p >= '0' && *p <= '9')))
 		return scan_number(p, end, why);
 	return scan_value(f, p, end, why, maxslots);
-}
-
-/* A member's key and its ':' at p (after white space): the value's start (after its white
- * space), or NULL (*why set). */
-__attribute__((always_inline)) static inline const char *
-member_head(struct ss_jblocks *f, const char *p, const char *end, const char **ks, const char **ke,
-	    const char **why)
-{
-	if (p >= end || *p != '"') {
-		*why = "expected a string key";
-		return NULL;
-	}
-	*ks = p;
-	if ((p = string_end(f, p, end, why)) == NULL)
-		return NULL;
-	*ke = p;
-	p = ss_jscan_skip_ws(p, end);
-	if (p >= end || *p != ':') {
-		*why = "expected ':'";
-		return NULL;
-	}
-	return ss_jscan_skip_ws(p + 1, end);
 }
 
 /* After a member: the byte after its object's '}' (*closed), or the next member's key,
