@@ -391,7 +391,7 @@ scan_members(struct ss_jblocks *f, const char *p, const char *end, struct ss_jme
 		const char *ks, *ke, *vs;
 		if ((vs = p = member_head(f, p, end, &ks, &ke, why)) == NULL)
 			break;
-		if (*p != '{' || k >= max) {
+		if (p >= end || *p != '{' || k >= max) {
 			if ((p = member_value(f, p, end, why, MAX_SLOTS - slots_of('{'))) == NULL)
 				break; /* (a value in the document's object) */
 			if (k < max) {
