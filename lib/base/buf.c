@@ -6,8 +6,8 @@
 
 #include "base/diag.h"
 
-static void
-reserve(ss_buf *b, size_t extra)
+void
+ss_buf_grow(ss_buf *b, size_t extra)
 {
 	if (b->len + extra + 1 <= b->cap)
 		return;
@@ -25,23 +25,6 @@ ss_buf_reset(ss_buf *b)
 }
 
 void
-ss_buf_add(ss_buf *b, const void *p, size_t n)
-{
-	if (n == 0)
-		return; /* p may be NULL then (an empty key) */
-	reserve(b, n);
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
-}
-
-void
-ss_buf_addc(ss_buf *b, char c)
-{
-	reserve(b, 1);
-	b->data[b->len++] = c;
-}
-
-void
 ss_buf_adds(ss_buf *b, const char *s)
 {
 	ss_buf_add(b, s, strlen(s));
@@ -50,7 +33,7 @@ ss_buf_adds(ss_buf *b, const char *s)
 char *
 ss_buf_cstr(ss_buf *b)
 {
-	reserve(b, 0);
+	ss_buf_grow(b, 0);
 	b->data[b->len] = '\0';
 	return b->data;
 }
@@ -70,7 +53,7 @@ ss_buf_base64(ss_buf *b, const void *src, size_t n)
 {
 	const unsigned char *s = src;
 
-	reserve(b, (n + 2) / 3 * 4);
+	ss_buf_grow(b, (n + 2) / 3 * 4);
 	for (size_t i = 0; i < n; i += 3) {
 		uint32_t v = (uint32_t)s[i] << 16;
 		if (i + 1 < n)
