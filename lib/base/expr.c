@@ -466,7 +466,7 @@ ss_expr_key_nojq(const ss_expr *e, ss_rec *r, ss_buf *enc)
 int
 ss_expr_key(ss_expr *e, ss_rec *r, ss_buf *enc, ss_buf *text, char *err, size_t errsize)
 {
-	if (e->path || e->tuple) {
+	if (ss_expr_is_paths(e)) {
 		int rc = key_fast(e, r, enc, text, false);
 		if (rc >= 0)
 			return rc;
