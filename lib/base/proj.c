@@ -628,6 +628,18 @@ eval_known(const struct ss_jpath *path, const struct ss_proj_span *v, bool valid
 	return eval_steps(path, 2, validated, v->raw, v->len, out);
 }
 
+/* Is the member's name the key? A path's key holds no NUL (ss_jpath_parse), so a
+ * shorter name differs at its terminator. Names are short: a loop, not strlen and memcmp
+ * (two calls per path of each output line). */
+static bool
+name_is(const char *name, const char *key, size_t keylen)
+{
+	for (size_t i = 0; i < keylen; i++)
+		if (name[i] != key[i])
+			return false;
+	return name[keylen] == '\0';
+}
+
 static bool
 eval_path(const ss_proj *node, const struct ss_proj_root *root, ss_buf *out)
 {
@@ -645,7 +657,7 @@ eval_path(const ss_proj *node, const struct ss_proj_root *root, ss_buf *out)
 		return false; /* an object indexed by a number */
 	for (int i = 0; i < root->nmembers; i++) {
 		const struct ss_proj_member *m = &root->members[i];
-		if (strlen(m->name) != keylen || memcmp(m->name, key, keylen) != 0)
+		if (!name_is(m->name, key, keylen))
 			continue;
 		if (m->known != NULL && node->known >= 0)
 			return eval_known(path, &m->known[node->known], root->validated, out);

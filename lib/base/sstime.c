@@ -234,7 +234,7 @@ whole_to_ns(int64_t v, enum ss_tsunit unit, int64_t *ns)
 /* Eight ASCII digits at p as their value, or -1 when one of them is not a digit: SWAR
  * (the well-known three-multiply form), as the per-digit loop's chain of multiplies was
  * 4% of a join's CPU on epoch-millisecond times (13 digits, wide shape, perf). */
-static int64_t
+static inline __attribute__((always_inline)) int64_t
 eight_digits(const char *p)
 {
 	uint64_t v;
@@ -251,20 +251,43 @@ eight_digits(const char *p)
 	return (int64_t)v;
 }
 
+/* The last n (1 to 7) of the eight ASCII digits at p as their value, or -1 when one of
+ * them is not a digit: the first 8 - n bytes read as '0'. */
+static int64_t
+last_digits(const char *p, size_t n)
+{
+	uint64_t v, low = ~0ull >> (8 * n); /* the bytes before them (p[0] is the low byte) */
+	char digits[8];
+
+	memcpy(&v, p, 8);
+	v = (v & ~low) | (0x3030303030303030u & low);
+	memcpy(digits, &v, 8);
+	return eight_digits(digits);
+}
+
 /* A plain integer of at most 15 digits: exact as a double, so this gives what strtod
- * would, without its cost on the hot path (most event times are such integers). */
+ * would, without its cost on the hot path (most event times are such integers). Past
+ * eight digits, the rest are the last eight read again, those already read masked (a
+ * loop over them was 55 of 142 instructions on epoch-millisecond times). */
 static bool
 small_integer(const char *p, size_t len, int64_t *v)
 {
+	static const int64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
 	size_t i = p[0] == '-';
-	int64_t x = 0;
+	int64_t x = 0, y;
 
 	if (len - i == 0 || len - i > 15)
 		return false;
 	if (len - i >= 8) {
 		if ((x = eight_digits(p + i)) < 0)
 			return false;
-		i += 8;
+		size_t rest = len - i - 8;
+		if (rest > 0) {
+			if ((y = last_digits(p + len - 8, rest)) < 0)
+				return false;
+			x = x * pow10[rest] + y;
+		}
+		i = len;
 	}
 	for (; i < len; i++) {
 		if (p[i] < '0' || p[i] > '9')

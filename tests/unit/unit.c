@@ -68,6 +68,18 @@ test_time_numbers(void)
 	 * in a run, so such text never reaches it there) */
 	CHECK(ss_time_from_raw_nojq("1234:678", 8, SS_TS_NS, &ns, &why) == 1 && ns == 1234);
 	CHECK(ss_time_from_raw_nojq("1234/678", 8, SS_TS_NS, &ns, &why) == 1 && ns == 1234);
+	/* past eight digits the last eight are read again: such a byte anywhere in them is
+	 * not a digit either (strtod reads up to it) */
+	for (size_t n = 9; n <= 15; n++)
+		for (size_t k = 1; k < n; k++)
+			for (const char *c = ":/"; *c; c++) {
+				memcpy(s, digits, n);
+				s[k] = *c;
+				want = 0;
+				for (size_t i = 0; i < k; i++)
+					want = want * 10 + (digits[i] - '0');
+				CHECK(ss_time_from_raw_nojq(s, n, SS_TS_NS, &ns, &why) == 1 && ns == want);
+			}
 }
 
 static void
@@ -541,6 +553,38 @@ test_keyenc(void)
 	}
 }
 
+/* A string key read from the raw bytes encodes as libjq's string: a NUL (escaped in the
+ * encoding) or a backslash (an escape: libjq's to read) at every place, every length
+ * the raw path reads eight, four or one byte at a time. */
+static void
+test_keyenc_strings(void)
+{
+	for (size_t n = 0; n <= 24; n++)
+		for (size_t at = 0; at <= n; at++) /* (at n: neither) */
+			for (int bslash = 0; bslash < 2; bslash++) {
+				char s[32], raw[40];
+				size_t k = 0;
+				for (size_t i = 0; i < n; i++)
+					s[i] = (char)('a' + i % 26);
+				if (at < n)
+					s[at] = bslash ? '\\' : '\0';
+				raw[k++] = '"';
+				for (size_t i = 0; i < n; i++) {
+					if (s[i] == '\\')
+						raw[k++] = '\\';
+					raw[k++] = s[i];
+				}
+				raw[k++] = '"';
+				ss_buf e1 = {0}, e2 = {0};
+				ss_keyenc_jv(&e1, jv_string_sized(s, (int)n));
+				CHECK(ss_keyenc_raw(&e2, raw, k));
+				CHECK(e1.len == e2.len && memcmp(e1.data, e2.data, e1.len) == 0);
+				CHECK(ss_keyenc_raw_nojq(&e2, raw, k) == (at < n && bslash ? -1 : 1));
+				ss_buf_free(&e1);
+				ss_buf_free(&e2);
+			}
+}
+
 static void
 test_buf(void)
 {
@@ -825,6 +869,7 @@ main(void)
 	test_jpath_look();
 	test_jpath_look_nested();
 	test_keyenc();
+	test_keyenc_strings();
 	test_buf();
 	test_envelope();
 	test_envelope_members();
