@@ -198,27 +198,13 @@ ss_jscan_unescape(ss_buf *b, const char *p, const char *end)
 	}
 }
 
-/* Does [q, q+n) hold a backslash? Keys are short: a loop costs less than a call. */
-static bool
-has_backslash(const char *q, size_t n)
-{
-	if (n > 32)
-		return memchr(q, '\\', n) != NULL;
-	for (size_t i = 0; i < n; i++)
-		if (q[i] == '\\')
-			return true;
-	return false;
-}
-
 /* key_equals of a raw key that may hold an escape: decoded as it is compared. */
 __attribute__((noinline)) static bool
 key_equals_escaped(const char *q, const char *end, const struct step *st)
 {
-	size_t i = 0, rawlen = (size_t)(end - q), keylen = st->keylen;
+	size_t i = 0, keylen = st->keylen;
 	const char *key = st->key;
 
-	if (!has_backslash(q, rawlen))
-		return rawlen == keylen && memcmp(q, key, keylen) == 0;
 	while (q < end) {
 		char c[4];
 		size_t n = 1;
@@ -262,16 +248,20 @@ same_bytes(const char *a, const char *b, size_t n)
 	return n == 0 || a[0] == b[0];
 }
 
-/* Do the n (up to 16) bytes at q hold a backslash? By two overlapping loads, as
- * same_bytes compares: "temp" and "text" against .ts went through the call below for
- * every weather record. */
+/* May [q, q+n) hold a backslash? False only where it holds none: keys are short, and up
+ * to 16 bytes are looked at by two overlapping loads, as same_bytes compares (a byte is a
+ * backslash where x ^ 0x5c is zero, and zero where (x - 1) & ~x has its high bit); a
+ * longer key is left to key_equals_escaped, which decodes it as it compares. Inline:
+ * "temp" and "text" against .ts went through that call in every weather record. */
 static inline bool
-short_has_backslash(const char *q, size_t n)
+may_hold_escape(const char *q, size_t n)
 {
 	const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
 	uint64_t a, b;
 	uint32_t c, d;
 
+	if (n > 16)
+		return true;
 	if (n >= 8) {
 		memcpy(&a, q, 8), memcpy(&b, q + n - 8, 8);
 	} else if (n >= 4) {
@@ -302,7 +292,7 @@ key_equals(const char *p, const char *e, const struct step *st)
 		return same_bytes(q, key, keylen);
 	if (rawlen < keylen || (keylen > 0 && q[0] != key[0] && q[0] != '\\'))
 		return false; /* too short, or its first character is another */
-	if (rawlen <= 16 && !short_has_backslash(q, rawlen))
+	if (!may_hold_escape(q, rawlen))
 		return false; /* no escape: another length, or a backslash the key has and it not */
 	return key_equals_escaped(q, end, st);
 }

@@ -231,15 +231,13 @@ whole_to_ns(int64_t v, enum ss_tsunit unit, int64_t *ns)
 	return true;
 }
 
-/* Eight ASCII digits at p as their value, or -1 when one of them is not a digit: SWAR
- * (the well-known three-multiply form), as the per-digit loop's chain of multiplies was
- * 4% of a join's CPU on epoch-millisecond times (13 digits, wide shape, perf). */
+/* Eight ASCII digits in the word v (the first in its low byte) as their value, or -1 when
+ * one of them is not a digit: SWAR (the well-known three-multiply form), as the per-digit
+ * loop's chain of multiplies was 4% of a join's CPU on epoch-millisecond times (13
+ * digits, wide shape, perf). */
 static inline __attribute__((always_inline)) int64_t
-eight_digits(const char *p)
+digits_word(uint64_t v)
 {
-	uint64_t v;
-
-	memcpy(&v, p, 8); /* little-endian: p[0] in the low byte */
 	/* each byte 0x30..0x39: its high nibble 3, and adding 6 does not carry out of it */
 	if ((v & 0xF0F0F0F0F0F0F0F0u) != 0x3030303030303030u ||
 	    ((v + 0x0606060606060606u) & 0xF0F0F0F0F0F0F0F0u) != 0x3030303030303030u)
@@ -251,18 +249,24 @@ eight_digits(const char *p)
 	return (int64_t)v;
 }
 
-/* The last n (1 to 7) of the eight ASCII digits at p as their value, or -1 when one of
- * them is not a digit: the first 8 - n bytes read as '0'. */
-static int64_t
+/* The eight ASCII digits at p (little-endian: p[0] in the low byte). */
+static inline int64_t
+eight_digits(const char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return digits_word(v);
+}
+
+/* The last n (1 to 7) of the eight ASCII digits at p: the first 8 - n bytes read as '0'. */
+static inline int64_t
 last_digits(const char *p, size_t n)
 {
 	uint64_t v, low = ~0ull >> (8 * n); /* the bytes before them (p[0] is the low byte) */
-	char digits[8];
 
 	memcpy(&v, p, 8);
-	v = (v & ~low) | (0x3030303030303030u & low);
-	memcpy(digits, &v, 8);
-	return eight_digits(digits);
+	return digits_word((v & ~low) | (0x3030303030303030u & low));
 }
 
 /* A plain integer of at most 15 digits: exact as a double, so this gives what strtod

@@ -378,6 +378,13 @@ test_jpath(void)
 	CHECK(strcmp(find(".a[0]", doc), "TYPEERROR") == 0);
 	CHECK(strcmp(find(".", "[1, 2] "), "[1, 2]") == 0);
 	CHECK(strcmp(find(".k", "{\"k\":1,\"k\":2}"), "2") == 0); /* jq keeps the last duplicate */
+	/* keys over 16 bytes, the same first letters, one written with an escape */
+	const char *longkeys = "{\"abcdefghijklmnopq\":1,\"abcdefghijklmnopqr\":2,\"abcdefghijklmnop\\u0071\":3,"
+			       "\"abcdefghijklmnopqrst\":4}";
+	CHECK(strcmp(find(".abcdefghijklmnopq", longkeys), "3") == 0);
+	CHECK(strcmp(find(".abcdefghijklmnopqr", longkeys), "2") == 0);
+	CHECK(strcmp(find(".abcdefghijklmnopqrs", longkeys), "MISSING") == 0);
+	CHECK(strcmp(find(".abcdefghijklmnopqrst", longkeys), "4") == 0);
 	CHECK(strcmp(find(".a | .b", doc), "NOTAPATH") == 0);
 	CHECK(strcmp(find(".a[-1]", doc), "NOTAPATH") == 0);
 	CHECK(strcmp(find("length", doc), "NOTAPATH") == 0);
