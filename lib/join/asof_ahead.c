@@ -1,21 +1,26 @@
-/* Parsing an input ahead, on a thread of its own (asof_run.c). Over two files the
+/* Parsing an input ahead, on threads of its own (asof_run.c). Over two files the
  * join spends most of its time splitting lines, validating them and finding --on and
- * --by in them; a producer thread per file does that for the records ahead while the
- * main thread joins: it reads the file in large chunks (pread: the reader's offset is
- * not touched), splits them into lines as ss_reader splits them, and marks each line
- * good (valid JSON, its time and key read by the raw-path fast path, with them) or not.
- * Batches of parsed lines go through a bounded queue to the main thread, which takes
- * them in order where it would have read and parsed lines itself. A line not marked
- * good (blank, invalid, a field missing, a value only libjq can read) is parsed again
- * by the main thread with asof_parse, so that every diagnostic and --on-error action
- * happens as without the thread, in order; the thread never reports, exits or calls
- * libjq. Only for plain paths (no libjq); SS_THREADS=0 turns it off.
+ * --by in them; producer threads do that for the records ahead while the main thread
+ * joins: one at a time reads the file's next chunk (pread: the reader's offset is not
+ * touched) and splits it into lines as ss_reader splits them (a batch, queued at once,
+ * in the file's order), then parses it apart from the others, marking each line good
+ * (valid JSON, its time and key read by the raw-path fast path, with them) or not. The
+ * main thread takes the batches in order, each once parsed, where it would have read
+ * and parsed lines itself. A regular file has two threads (PARSERS): with one per
+ * file, the files' threads and the joining thread sharing two cores, one thread's file
+ * was often ahead with its queue full while the other's was behind, and a core idle
+ * (perf sched, wide projection at 1M: 255 ms idle over 0.49 s; 84 ms with two). A line
+ * not marked good (blank, invalid, a field missing, a value only libjq can read) is
+ * parsed again by the main thread with asof_parse, so that every diagnostic and
+ * --on-error action happens as without the threads, in order; they never report, exit
+ * or call libjq. Only for plain paths (no libjq); SS_THREADS=0 turns it off.
  *
  * A live join (asof_ahead_live: pipes, the README's pipeline) has its inputs parsed
- * ahead the same way, envelopes too. There the main thread must not wait for a record
- * that has not come: the thread says when it has nothing to parse until its input has
- * more (starved), and the main thread then goes on with the other input, or idles and
- * polls a pipe the thread writes to when it hands over a batch (wake). */
+ * ahead the same way, envelopes too, a pipe by one thread. There the main thread must
+ * not wait for a record that has not come: the thread says when it has nothing to
+ * parse until its input has more (starved), and the main thread then goes on with the
+ * other input, or idles and polls a pipe the thread writes to when it hands over a
+ * batch (wake). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -33,10 +38,9 @@
 
 enum {
 	CHUNK = 128 << 10, /* bytes read at a time: one batch (SS_THREADS_CHUNK, for tests) */
-	QUEUE = 3,       /* batches parsed ahead of the main thread */
-	QUEUE_WAKE = 1,  /* the thread, waiting for room, is woken when this many are left:
-			    it then parses two batches per wake-up, not one (each wake-up
-			    is a system call and a switch on both cores) */
+	QUEUE = 3,       /* batches read ahead of the main thread (parsed or being parsed):
+			    a thread waiting for room is woken as one is taken */
+	PARSERS = 2,     /* threads parsing a regular file's batches (a pipe: one) */
 };
 
 struct ahead_rec {
@@ -62,18 +66,25 @@ struct ahead_batch {
 	size_t envcap;
 	bool last; /* the input ends after this batch */
 	int err;   /* ... because of this read error, or 0 */
+	bool parsed; /* its lines are parsed: the main thread may take it */
 	struct asof_retired retired; /* history buffers the join is done with, to free */
 	struct ahead_batch *next;
 };
 
 struct asof_ahead {
-	pthread_t th;
+	pthread_t th[PARSERS];
+	int nth;
 	pthread_mutex_t mu;
 	pthread_cond_t ready, room;
 	struct ahead_batch *head, *tail, *spare; /* the queue, and batches to reuse */
-	size_t queued;
+	size_t queued; /* batches in the queue, parsed or being parsed */
 	bool stop;
-	/* the thread's */
+	/* the threads': one at a time reads and splits the next batch (under claim) */
+	pthread_mutex_t claim;
+	uint64_t pos, lines; /* the file offset read next, the lines so far */
+	char *carry;         /* the unfinished line at the end of the last batch */
+	size_t ncarry, carrycap;
+	bool claimed_all;    /* the input's last batch is claimed */
 	int fd;
 	size_t chunk;
 	ss_expr *on, *by;
@@ -119,7 +130,7 @@ batch_get(struct asof_ahead *a)
 		*b = (struct ahead_batch){0};
 	}
 	b->used = b->n = 0;
-	b->last = false;
+	b->last = b->parsed = false;
 	b->err = 0;
 	b->next = NULL;
 	ss_buf_reset(&b->keys);
@@ -282,103 +293,130 @@ read_more(struct asof_ahead *a, char *buf, size_t n, uint64_t pos)
 	return read(a->fd, buf, n);
 }
 
-/* Hand a batch to the main thread; false when it asked the thread to stop. */
+/* Under claim: wait for room in the queue; false when the main thread asked the
+ * threads to stop. */
 static bool
-put(struct asof_ahead *a, struct ahead_batch *b)
+wait_room(struct asof_ahead *a)
 {
 	ss_proc_lock(&a->mu);
 	while (a->queued >= QUEUE && !a->stop)
 		ss_proc_wait(&a->room, &a->mu);
 	bool stop = a->stop;
-	if (!stop) {
-		if (a->tail)
-			a->tail->next = b;
-		else
-			a->head = b;
-		a->tail = b;
-		a->queued++;
-		pthread_cond_signal(&a->ready);
-		wake(a);
-	}
 	ss_proc_unlock(&a->mu);
-	if (stop)
-		batch_free(b);
 	return !stop;
+}
+
+/* Under claim: read into b (after the line carried over) until it holds a whole line
+ * (0) or the input ends (1: b->err says whether by a read error); -1 when stopped. */
+static int
+read_batch(struct asof_ahead *a, struct ahead_batch *b)
+{
+	room_for(b, a->ncarry + a->chunk);
+	if (a->ncarry)
+		memcpy(b->buf, a->carry, a->ncarry);
+	b->used = a->ncarry;
+	for (;;) {
+		room_for(b, b->used + a->chunk);
+		ssize_t k = read_more(a, b->buf + b->used, a->chunk, a->pos);
+		if (k == READ_STOPPED)
+			return -1;
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			b->err = k < 0 ? errno : 0;
+			return 1;
+		}
+		b->used += (size_t)k;
+		a->pos += (uint64_t)k;
+		if (memchr(b->buf + b->used - (size_t)k, '\n', (size_t)k) != NULL)
+			return 0;
+	}
+}
+
+/* Under claim: b's lines (from base, its first byte's file offset), numbered on; the
+ * unfinished last one carried over to the next batch, unless the input ended. */
+static void
+split_lines(struct asof_ahead *a, struct ahead_batch *b, uint64_t base, bool eof)
+{
+	size_t start = 0;
+	char *nl;
+
+	while ((nl = memchr(b->buf + start, '\n', b->used - start)) != NULL) {
+		add_line(b, start, (size_t)(nl - b->buf) - start, base + start, ++a->lines);
+		start = (size_t)(nl - b->buf) + 1;
+	}
+	a->ncarry = b->used - start;
+	if (eof && a->ncarry > 0 && b->err == 0) {
+		add_line(b, start, a->ncarry, base + start, ++a->lines); /* a last line without '\n' */
+		a->ncarry = 0;
+	}
+	if (a->ncarry > a->carrycap) {
+		a->carrycap = a->ncarry;
+		a->carry = ss_xrealloc(a->carry, a->carrycap);
+	}
+	if (a->ncarry)
+		memcpy(a->carry, b->buf + start, a->ncarry);
+}
+
+/* Under claim: the input's next batch, read and split into lines, joins the queue (not
+ * parsed yet) in the input's order. NULL when the main thread stopped the threads. */
+static struct ahead_batch *
+claim(struct asof_ahead *a)
+{
+	struct ahead_batch *b = batch_get(a);
+	uint64_t base = a->pos - a->ncarry; /* file offset of b->buf[0] */
+	int eof = read_batch(a, b);
+
+	if (eof < 0) {
+		batch_free(b);
+		return NULL;
+	}
+	split_lines(a, b, base, eof == 1);
+	if (a->env && b->envcap < b->n) {
+		b->envcap = b->rcap;
+		b->env = ss_xrealloc(b->env, b->envcap * sizeof *b->env);
+	}
+	b->last = a->claimed_all = eof == 1;
+	ss_proc_lock(&a->mu);
+	if (a->tail)
+		a->tail->next = b;
+	else
+		a->head = b;
+	a->tail = b;
+	a->queued++;
+	ss_proc_unlock(&a->mu);
+	return b;
+}
+
+/* The batch is parsed: the main thread may take it. */
+static void
+hand_over(struct asof_ahead *a, struct ahead_batch *b)
+{
+	ss_proc_lock(&a->mu);
+	b->parsed = true;
+	pthread_cond_signal(&a->ready);
+	wake(a);
+	ss_proc_unlock(&a->mu);
 }
 
 static void *
 produce(void *arg)
 {
 	struct asof_ahead *a = arg;
-	uint64_t pos = 0, line = 0;  /* the file offset read next, the lines so far */
-	char *carry = NULL;          /* the unfinished line at the end of the last batch */
-	size_t ncarry = 0, carrycap = 0;
 
 	for (;;) {
-		struct ahead_batch *b = batch_get(a);
-		uint64_t base = pos - ncarry; /* file offset of b->buf[0] */
-		size_t start = 0;
-		bool eof = false;
-
-		room_for(b, ncarry + a->chunk);
-		if (ncarry)
-			memcpy(b->buf, carry, ncarry);
-		b->used = ncarry;
-		/* read until the batch holds a whole line, or the file ends */
-		for (;;) {
-			room_for(b, b->used + a->chunk);
-			ssize_t k = read_more(a, b->buf + b->used, a->chunk, pos);
-			if (k == READ_STOPPED) {
-				batch_free(b);
-				free(carry);
-				return NULL;
-			}
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k < 0) {
-				b->err = errno;
-				eof = true;
-				break;
-			}
-			if (k == 0) {
-				eof = true;
-				break;
-			}
-			b->used += (size_t)k;
-			pos += (uint64_t)k;
-			if (memchr(b->buf + b->used - (size_t)k, '\n', (size_t)k) != NULL)
-				break;
-		}
-		for (;;) {
-			char *nl = memchr(b->buf + start, '\n', b->used - start);
-			if (nl == NULL)
-				break;
-			add_line(b, start, (size_t)(nl - b->buf) - start, base + start, ++line);
-			start = (size_t)(nl - b->buf) + 1;
-		}
-		ncarry = b->used - start;
-		if (eof && ncarry > 0 && b->err == 0) {
-			add_line(b, start, ncarry, base + start, ++line); /* a last line without '\n' */
-			ncarry = 0;
-		}
-		if (ncarry > carrycap) {
-			carrycap = ncarry;
-			carry = ss_xrealloc(carry, carrycap);
-		}
-		if (ncarry)
-			memcpy(carry, b->buf + start, ncarry);
-		if (a->env && b->envcap < b->n) {
-			b->envcap = b->rcap;
-			b->env = ss_xrealloc(b->env, b->envcap * sizeof *b->env);
-		}
+		ss_proc_lock(&a->claim);
+		struct ahead_batch *b = NULL;
+		if (!a->claimed_all && wait_room(a))
+			b = claim(a);
+		ss_proc_unlock(&a->claim);
+		if (b == NULL)
+			break;
 		for (size_t i = 0; i < b->n; i++)
 			parse(a, b, &b->rec[i]);
 		asof_retired_clear(&b->retired); /* the rest (see parse) */
-		b->last = eof;
-		if (!put(a, b) || eof)
-			break;
+		hand_over(a, b);
 	}
-	free(carry);
 	return NULL;
 }
 
@@ -421,6 +459,8 @@ ahead_free(struct asof_ahead *a)
 		batch_free(a->cur);
 	close_pipe(a->stop_fd);
 	close_pipe(a->wake_fd);
+	free(a->carry);
+	pthread_mutex_destroy(&a->claim);
 	pthread_mutex_destroy(&a->mu);
 	pthread_cond_destroy(&a->ready);
 	pthread_cond_destroy(&a->room);
@@ -439,15 +479,19 @@ start(ss_asof *j, ss_reader *r, bool left, bool copy, bool live, bool pipe)
 	a->known = j->cx->known[left];
 	a->nknown = j->cx->nknown[left];
 	pthread_mutex_init(&a->mu, NULL);
+	pthread_mutex_init(&a->claim, NULL);
 	pthread_cond_init(&a->ready, NULL);
 	pthread_cond_init(&a->room, NULL);
 	/* (pipes never block: a full one holds a byte already, an empty one is done with) */
 	if ((pipe && pipe2(a->stop_fd, O_NONBLOCK | O_CLOEXEC) != 0) ||
 	    (live && pipe2(a->wake_fd, O_NONBLOCK | O_CLOEXEC) != 0) ||
-	    ss_proc_thread(&a->th, produce, a) != 0) {
+	    ss_proc_thread(&a->th[0], produce, a) != 0) {
 		ahead_free(a);
 		return NULL; /* parsed on the main thread, as without threads */
 	}
+	a->nth = 1;
+	while (!pipe && a->nth < PARSERS && ss_proc_thread(&a->th[a->nth], produce, a) == 0)
+		a->nth++;
 	return a;
 }
 
@@ -487,8 +531,11 @@ asof_ahead_wake_fd(const struct asof_ahead *a)
 void
 asof_ahead_stop(struct asof_ahead *a)
 {
-	if (a == NULL || pthread_equal(pthread_self(), a->th))
-		return; /* (the thread itself exits only when out of memory) */
+	if (a == NULL)
+		return;
+	for (int i = 0; i < a->nth; i++)
+		if (pthread_equal(pthread_self(), a->th[i]))
+			return; /* (a thread itself exits only when out of memory) */
 	ss_proc_lock(&a->mu);
 	a->stop = true;
 	pthread_cond_broadcast(&a->room);
@@ -498,7 +545,8 @@ asof_ahead_stop(struct asof_ahead *a)
 		(void)k;
 	}
 	ss_proc_unlock(&a->mu);
-	pthread_join(a->th, NULL);
+	for (int i = 0; i < a->nth; i++)
+		pthread_join(a->th[i], NULL);
 	ahead_free(a);
 }
 
@@ -532,9 +580,9 @@ advance(struct asof_ahead *a, struct asof_retired *done)
 		a->spare = a->cur;
 		a->cur = NULL;
 	}
-	while (a->head == NULL && !a->starved)
+	while ((a->head == NULL || !a->head->parsed) && !a->starved)
 		ss_proc_wait(&a->ready, &a->mu);
-	if (a->head == NULL) {
+	if (a->head == NULL || !a->head->parsed) {
 		a->want_wake = true;
 		ss_proc_unlock(&a->mu);
 		return false;
@@ -544,8 +592,7 @@ advance(struct asof_ahead *a, struct asof_retired *done)
 	if (a->head == NULL)
 		a->tail = NULL;
 	a->queued--;
-	if (a->queued <= QUEUE_WAKE)
-		pthread_cond_signal(&a->room);
+	pthread_cond_signal(&a->room);
 	ss_proc_unlock(&a->mu);
 	a->next = 0;
 	return true;
