@@ -51,11 +51,11 @@ replay() {
 	assert_line --regexp '^[1-9][0-9]* inputs$'
 }
 
-# the string scanner picks AVX2, SSE2 or a plain loop at run time (lib/base/jscan.c); SS_SIMD
-# narrows it, so every path meets the same inputs (simd-widths: a special byte at each
-# offset of strings around 16, 32 and 64 bytes long)
-@test "fuzz corpus: every SIMD path of the validator (portable, SSE2, AVX2) agrees with libjq" {
-	for simd in portable sse2 avx2; do
+# the string scanner picks AVX-512, AVX2, SSE2 or a plain loop at run time
+# (lib/base/jscan.c); SS_SIMD narrows it, so every path meets the same inputs (simd-widths:
+# a special byte at each offset of strings around 16, 32 and 64 bytes long)
+@test "fuzz corpus: every SIMD path of the validator (portable, SSE2, AVX2, AVX-512) agrees with libjq" {
+	for simd in portable sse2 avx2 avx512; do
 		SS_SIMD=$simd replay ndjson
 		SS_SIMD=$simd replay jpath
 	done

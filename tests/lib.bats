@@ -2,9 +2,10 @@
 # The shared library on its own (tests/unit/unit.c) and its NDJSON behaviour through a tool.
 load helpers
 
-# (on each of the scanner's paths: AVX2 where the CPU has it, SSE2, the portable loop)
+# (on each of the scanner's paths: AVX-512 and AVX2 where the CPU has them, SSE2, the
+# portable loop)
 @test "lib unit tests: time, durations, JSON scanner, paths, key order, envelopes, expressions" {
-	for simd in avx2 sse2 portable; do
+	for simd in avx512 avx2 sse2 portable; do
 		SS_SIMD=$simd run "$ROOT/build/current/tests/unit"
 		assert_success
 		assert_output --regexp '^[0-9]+ passed, 0 failed$'

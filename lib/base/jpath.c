@@ -437,7 +437,7 @@ next_key_candidate(const char *lo, const char *q, const char *e, char c, char c2
 {
 #ifdef SS_X86_SIMD
 	const char *hit;
-	if (ss_jscan_simd == SIMD_AVX2 && (hit = key_candidate_avx2(&q, e, c, c2)) != NULL)
+	if (ss_jscan_simd >= SIMD_AVX2 && (hit = key_candidate_avx2(&q, e, c, c2)) != NULL)
 		return hit;
 	if (ss_jscan_simd >= SIMD_SSE2) {
 		for (; e - q > 17; q += 16) {

@@ -4,8 +4,8 @@
  * the string scanner first needs them. The scanner then finds the end of a string by a
  * bit scan instead of looking at its bytes. No carry-less multiply or in-string mask is
  * needed: the grammar (jscan.c) knows where each string starts, and escapes are stepped
- * over as they are met. Only x86-64 has blocks (SSE2, AVX2); elsewhere the scanner is
- * the portable byte loop and nothing here is called.
+ * over as they are met. Only x86-64 has blocks (SSE2, AVX2, AVX-512); elsewhere the
+ * scanner is the portable byte loop and nothing here is called.
  *
  * The blocks only ever speed up a verdict the byte-wise scanner (scan_string) would give:
  * a string whose bytes hold anything but plain characters and valid UTF-8 is scanned
@@ -34,6 +34,7 @@ struct ss_jblocks {
 
 /* Classify the blocks from b on (b * 64 < f->len; up to f->window, the last one
  * short if the document ends in it) and set f->first = b. Reads only [base, base + len).
- * Uses the width ss_jscan_simd names (AVX2 or SSE2; never called for SIMD_PORTABLE). */
+ * Uses the width ss_jscan_simd names (AVX-512, AVX2 or SSE2; never called for
+ * SIMD_PORTABLE). */
 void ss_jblocks_classify(struct ss_jblocks *f, size_t b);
 #endif

@@ -110,10 +110,12 @@ static const bool plain_ascii[256] = {
 #undef PLAIN_16
 #undef PLAIN
 
-/* The SIMD width the string scanner uses, chosen once: AVX2 where the CPU has it, else
- * SSE2 (always there on x86-64), else the portable loop. SS_SIMD=portable|sse2|avx2
- * asks for a narrower one (the tests run every path on the same inputs). */
-enum simd { SIMD_PORTABLE, SIMD_SSE2, SIMD_AVX2 };
+/* The SIMD width the string scanner uses, chosen once: AVX-512 (BW) where the CPU has
+ * it, AVX2, else SSE2 (always there on x86-64), else the portable loop.
+ * SS_SIMD=portable|sse2|avx2|avx512 asks for a narrower one (the tests run every path on
+ * the same inputs). Only the validator's blocks (jscan_blocks.c) are 64 bytes wide: the
+ * scans below take AVX2 on an AVX-512 CPU too (>= SIMD_AVX2). */
+enum simd { SIMD_PORTABLE, SIMD_SSE2, SIMD_AVX2, SIMD_AVX512 };
 extern enum simd ss_jscan_simd; /* jscan_blocks.c sets it before main */
 
 #ifdef SS_X86_SIMD
@@ -162,7 +164,7 @@ static inline const unsigned char *
 skip_plain(const unsigned char *q, const unsigned char *e)
 {
 #ifdef SS_X86_SIMD
-	if (ss_jscan_simd == SIMD_AVX2 && e - q >= 32) {
+	if (ss_jscan_simd >= SIMD_AVX2 && e - q >= 32) {
 		q = skip_plain_avx2(q, e);
 		if (q == e || !plain_ascii[*q])
 			return q;
@@ -216,7 +218,7 @@ static inline const unsigned char *
 skip_to_quote(const unsigned char *q, const unsigned char *e)
 {
 #ifdef SS_X86_SIMD
-	if (ss_jscan_simd == SIMD_AVX2 && (q = skip_to_quote_avx2(q, e)) < e && (*q == '"' || *q == '\\'))
+	if (ss_jscan_simd >= SIMD_AVX2 && (q = skip_to_quote_avx2(q, e)) < e && (*q == '"' || *q == '\\'))
 		return q; /* found: not looked for again 16 bytes a time */
 	if (ss_jscan_simd >= SIMD_SSE2)
 		q = skip_to_quote_sse2(q, e);

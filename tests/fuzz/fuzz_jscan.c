@@ -2,9 +2,9 @@
  * shifted by 0..63 leading spaces (so each byte meets each offset of a 64-byte block),
  * ss_jscan_document, ss_jscan_document_members and ss_jscan_value give the reference's
  * verdict, reason, end and members (and, for the members noted of members that are
- * objects, the reference's members of those) under every SIMD width this CPU has (portable, SSE2,
- * AVX2: ss_jscan_simd is set directly, as SS_SIMD would); each line of an input that
- * has several, too. */
+ * objects, the reference's members of those) under every SIMD width this CPU has
+ * (portable, SSE2, AVX2, AVX-512: ss_jscan_simd is set directly, as SS_SIMD would); each
+ * line of an input that has several, too. */
 #include "fuzz.h"
 #include "base/jscan.h"
 #include "base/jscan_impl.h"
