@@ -306,7 +306,7 @@ struct ss_asof {
 	uint64_t nread;   /* good records read, for the live line */
 	struct asof_index *index; /* the right file, indexed whole (asof_index.c), or NULL: built
 				   and freed by the batch run (asof_run.c) */
-	struct asof_ahead *lahead, *rahead; /* a file parsed ahead on a thread (asof_ahead.c), or NULL */
+	struct asof_ahead *lahead, *rahead; /* a file parsed ahead on threads (asof_ahead.c), or NULL */
 	uint64_t rquiet;  /* right lines up to this one were reported already (a re-read) */
 	struct asof_in lin, rin;
 	struct asof_retired retired; /* the one join's pruned right records, for rahead */
@@ -639,11 +639,12 @@ void asof_index_free(struct asof_index *ix);
  * at its end, and every held record is answered from ix (asof_held.c). */
 void asof_join_indexed(asof_join *j, struct asof_index *ix);
 
-/* asof_ahead.c: an input parsed ahead on a thread. A regular file of a batch: started on
- * a reader not read yet (or rewound), when the side's --on and --by are plain paths and
- * SS_THREADS is not 0; else NULL (the reader is read on the main thread). With copy
- * (the right file of a merge), the thread also copies each good record as the history
- * keeps it (struct asof_in hist), and frees the ones j->retired hands back. */
+/* asof_ahead.c: an input parsed ahead on threads (two; a pipe, one). A regular file of
+ * a batch: started on a reader not read yet (or rewound), when the side's --on and --by
+ * are plain paths and SS_THREADS is not 0; else NULL (the reader is read on the main
+ * thread). With copy (the right file of a merge), the threads also copy each good
+ * record as the history keeps it (struct asof_in hist), and free the ones j->retired
+ * hands back. */
 struct asof_ahead *asof_ahead_start(ss_asof *j, ss_reader *r, bool left, bool copy);
 /* The same for an input of a live join, also a pipe (run_live), and for a left pipe of a
  * batch (answer_left): a live join's envelopes are read on the thread too, and with the
