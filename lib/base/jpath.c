@@ -729,6 +729,19 @@ ss_jpath_look_from(const struct ss_jpath *path, int from, const char *p, const c
 	return find_path(path, from, true, p, end, vstart, vend, type_error);
 }
 
+/* key_equals for a member the validator noted: where it met no escape in the key, the
+ * key's bytes are its name, and a length compare tells most members apart (before, each
+ * key of another length but the same first character was looked at for a backslash:
+ * ~13 compares a record for --on, --by and --select, wide shape) */
+static inline bool
+noted_key_equals(const struct ss_jmember *m, const struct step *st)
+{
+	if (m->esc)
+		return key_equals(m->key, m->keyend, st);
+	size_t rawlen = (size_t)(m->keyend - m->key) - 2;
+	return rawlen == st->keylen && same_bytes(m->key + 1, st->key, rawlen);
+}
+
 /* The path's second step (a key) among the members of its first step's value, noted
  * while validating (sub[0..n), the last first: see struct ss_jmember), and its other
  * steps from there. A look into that value went over its members again for each path:
@@ -738,7 +751,7 @@ find_in_nested(const struct ss_jpath *path, const struct ss_jmember *sub, size_t
 	       const char **vend, bool *type_error)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (!key_equals(sub[i].key, sub[i].keyend, &path->steps[1]))
+		if (!noted_key_equals(&sub[i], &path->steps[1]))
 			continue;
 		if (path->nsteps > 2)
 			return find_path(path, 2, true, sub[i].value, sub[i].valueend, vstart, vend, type_error);
@@ -765,7 +778,7 @@ ss_jpath_find_in(const struct ss_jpath *path, const char *p, const char *end,
 		return find_path(path, 0, true, p, end, vstart, vend, type_error);
 	*type_error = false;
 	for (size_t i = n; i-- > 0;) { /* the last duplicate, as jq keeps it */
-		if (!key_equals(m[i].key, m[i].keyend, st))
+		if (!noted_key_equals(&m[i], st))
 			continue;
 		if (path->nsteps > 1 && path->steps[1].key != NULL && *m[i].value == '{' && m[i].nsub != SS_JSUB_NONE)
 			return find_in_nested(path, m + m[i].sub, m[i].nsub, vstart, vend, type_error);

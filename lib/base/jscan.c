@@ -136,9 +136,10 @@ scan_literal(const char *p, const char *end, const char *word, const char **why)
  * at stop bits are read: the closing quote, and escapes on the way (scan_escape checks
  * them); the rest are plain or valid UTF-8. A string that meets a control byte, an escape
  * that is wrong or a block with invalid UTF-8 is scanned again byte by byte (the reason
- * and where it is found are scan_string's). */
+ * and where it is found are scan_string's). *esc is set when the string may hold an
+ * escape (it met one, or was scanned byte by byte), left as it is when it holds none. */
 __attribute__((always_inline)) static inline const char *
-string_end(struct ss_jblocks *f, const char *p, const char *end, const char **why)
+string_end(struct ss_jblocks *f, const char *p, const char *end, bool *esc, const char **why)
 {
 	const unsigned char *e = (const unsigned char *)end;
 	size_t i = f == NULL ? 0 : (size_t)((const unsigned char *)p - f->base) + 1;
@@ -159,10 +160,12 @@ string_end(struct ss_jblocks *f, const char *p, const char *end, const char **wh
 		const unsigned char *q = f->base + i + __builtin_ctzll(stop);
 		if (*q == '"')
 			return (const char *)q + 1;
+		*esc = true;
 		if (*q != '\\' || (q = scan_escape(q, e, why)) == NULL)
 			break;
 		i = (size_t)(q - f->base);
 	}
+	*esc = true;
 	return scan_string(p, end, why);
 }
 
@@ -170,14 +173,15 @@ string_end(struct ss_jblocks *f, const char *p, const char *end, const char **wh
  * space), or NULL (*why set). */
 __attribute__((always_inline)) static inline const char *
 member_head(struct ss_jblocks *f, const char *p, const char *end, const char **ks, const char **ke,
-	    const char **why)
+	    bool *esc, const char **why)
 {
 	if (p >= end || *p != '"') {
 		*why = "expected a string key";
 		return NULL;
 	}
 	*ks = p;
-	if ((p = string_end(f, p, end, why)) == NULL)
+	*esc = false;
+	if ((p = string_end(f, p, end, esc, why)) == NULL)
 		return NULL;
 	*ke = p;
 	p = ss_jscan_skip_ws(p, end);
@@ -197,6 +201,7 @@ scan_value(struct ss_jblocks *f, const char *p, const char *end, const char **wh
 	char containers[MAX_SLOTS];
 	int depth = 0, slots = 0;
 	const char *dummy, *ks, *ke; /* (a member's key: not kept here) */
+	bool esc;
 
 	if (why == NULL)
 		why = &dummy;
@@ -226,7 +231,7 @@ scan_value(struct ss_jblocks *f, const char *p, const char *end, const char **wh
 				goto object_key;
 			continue;
 		case '"':
-			p = string_end(f, p, end, why);
+			p = string_end(f, p, end, &esc, why);
 			break;
 		case 't':
 			p = scan_literal(p, end, "true", why);
@@ -274,7 +279,7 @@ after_value:
 		}
 		continue;
 object_key:
-		if ((p = member_head(f, p, end, &ks, &ke, why)) == NULL)
+		if ((p = member_head(f, p, end, &ks, &ke, &esc, why)) == NULL)
 			return NULL;
 	}
 }
@@ -308,8 +313,10 @@ ss_jscan_value(const char *p, const char *end, const char **why)
 __attribute__((always_inline)) static inline const char *
 member_value(struct ss_jblocks *f, const char *p, const char *end, const char **why, int maxslots)
 {
+	bool esc;
+
 	if (p < end && *p == '"')
-		return string_end(f, p, end, why);
+		return string_end(f, p, end, &esc, why);
 	if (p < end && (*p == '-' || (*p >= '0' && *p <= '9')))
 		return scan_number(p, end, why);
 	return scan_value(f, p, end, why, maxslots);
@@ -346,11 +353,12 @@ scan_nested(struct ss_jblocks *f, const char *p, const char *end, struct ss_jmem
 		p++;
 	while (!closed) {
 		const char *ks, *ke, *vs;
-		if ((vs = p = member_head(f, p, end, &ks, &ke, why)) == NULL ||
+		bool esc;
+		if ((vs = p = member_head(f, p, end, &ks, &ke, &esc, why)) == NULL ||
 		    (p = member_value(f, p, end, why, MAX_SLOTS - 2 * slots_of('{'))) == NULL)
 			return NULL;
 		if (fits && (fits = *lo - 1 > floor))
-			m[--*lo] = (struct ss_jmember){ks, ke, vs, p, 0, SS_JSUB_NONE};
+			m[--*lo] = (struct ss_jmember){ks, ke, vs, p, 0, SS_JSUB_NONE, esc};
 		if ((p = member_next(p, end, &closed, why)) == NULL)
 			return NULL;
 	}
@@ -389,7 +397,8 @@ scan_members(struct ss_jblocks *f, const char *p, const char *end, struct ss_jme
 		p++;
 	while (!closed) {
 		const char *ks, *ke, *vs;
-		if ((vs = p = member_head(f, p, end, &ks, &ke, why)) == NULL)
+		bool esc;
+		if ((vs = p = member_head(f, p, end, &ks, &ke, &esc, why)) == NULL)
 			break;
 		if (p >= end || *p != '{' || k >= max) {
 			if ((p = member_value(f, p, end, why, MAX_SLOTS - slots_of('{'))) == NULL)
@@ -398,6 +407,7 @@ scan_members(struct ss_jblocks *f, const char *p, const char *end, struct ss_jme
 				if (__builtin_expect(k >= lo, 0))
 					lo = unnote_nested(m, k, max);
 				m[k].key = ks, m[k].keyend = ke, m[k].value = vs, m[k].valueend = p;
+				m[k].esc = esc;
 			}
 		} else {
 			uint32_t sub, nsub;
@@ -405,7 +415,7 @@ scan_members(struct ss_jblocks *f, const char *p, const char *end, struct ss_jme
 				break;
 			if (k >= lo) /* (an empty object: it had none to place) */
 				lo = unnote_nested(m, k, max), nsub = SS_JSUB_NONE;
-			m[k] = (struct ss_jmember){ks, ke, vs, p, sub, nsub};
+			m[k] = (struct ss_jmember){ks, ke, vs, p, sub, nsub, esc};
 		}
 		if (k != SIZE_MAX)
 			k = k < max ? k + 1 : SIZE_MAX;

@@ -42,10 +42,12 @@ bool ss_jscan_member_document(const char *p, const char *end, const char **why);
 /* One member of an object: its key (quotes included) and its value, raw. Where the value
  * is an object (*value == '{'; not set for others), its members noted too are
  * m[sub..sub+nsub) of the same array, in reverse order (the last first), or nsub is
- * SS_JSUB_NONE. */
+ * SS_JSUB_NONE. esc false: the key holds no escape, its bytes between the quotes are
+ * its name (true: it may hold one). */
 struct ss_jmember {
 	const char *key, *keyend, *value, *valueend;
 	uint32_t sub, nsub;
+	bool esc;
 };
 #define SS_JSUB_NONE UINT32_MAX
 /* ss_jscan_document, noting in m[0..*n) the members of a document that is an object

@@ -18,10 +18,13 @@ same_why(const char *a, const char *b)
 	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
+/* a, the scanner's member, is the reference's b; a key a says holds no escape has no
+ * backslash (lookups then compare its bytes as its name) */
 static bool
 same_member(const struct ss_jmember *a, const struct ss_jmember *b)
 {
-	return a->key == b->key && a->keyend == b->keyend && a->value == b->value && a->valueend == b->valueend;
+	return a->key == b->key && a->keyend == b->keyend && a->value == b->value && a->valueend == b->valueend &&
+	       (a->esc || memchr(a->key, '\\', (size_t)(a->keyend - a->key)) == NULL);
 }
 
 /* The members of m[0..n) (of max slots) that are objects and had theirs noted: those are

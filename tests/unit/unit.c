@@ -449,10 +449,16 @@ test_jpath_find_in(void)
 		"{\"ts\":1,\"x\":\"a \\\"ts\\\": 9\\n\",\"t\\u0073\":2}",
 		"{\"ts\":1,\"x\":{\"ts\":8},\"t\\\"\":9, \"a\" : [ {\"b\" : -1.5e3} ] }",
 		"{}", "[{\"a\":1},[2]]", "-0.5e1", "\"ts\"", "null",
+		/* 64 bytes and more: the validator's blocks find the keys' escapes (a noted key
+		 * without one is compared by its bytes) */
+		"{\"text\":\"a long enough string to fill the first block of the document\",\"ts\":1,"
+		"\"t\\u0073\":2,\"ab\":3,\"a\\u0062\":4,\"m\":{\"kk\":0,\"k\":1,\"\\u006b\":5,\"x\":6}}",
+		"{\"m\":{\"\\u006b\":5,\"k\":1},\"t\\u0073\":2,\"ts\":7,\"tz\":8,\"text\":\"and a long string "
+		"after them, past the first 64-byte block\",\"a\\u0062\":4,\"ab\":3}",
 	};
 	static const char *const paths[] = {
 		".", ".a", ".a.b[1].c", ".a.b", ".a[0].b", ".ab", ".\"d e\"", ".n.x", ".k", ".k.z",
-		".ts", ".x.ts", ".x[1].k", ".[0].a", ".[1][0]", ".zz", ".a.b.c",
+		".ts", ".x.ts", ".x[1].k", ".[0].a", ".[1][0]", ".zz", ".a.b.c", ".m.k", ".m.x", ".tz",
 	};
 	for (size_t d = 0; d < sizeof docs / sizeof docs[0]; d++) {
 		const char *doc = docs[d], *end = doc + strlen(doc);
