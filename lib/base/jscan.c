@@ -201,7 +201,7 @@ scan_value(struct ss_jblocks *f, const char *p, const char *end, const char **wh
 	char containers[MAX_SLOTS];
 	int depth = 0, slots = 0;
 	const char *dummy, *ks, *ke; /* (a member's key: not kept here) */
-	bool esc;
+	bool esc;		     /* (nor whether a string may hold an escape) */
 
 	if (why == NULL)
 		why = &dummy;
@@ -313,7 +313,7 @@ ss_jscan_value(const char *p, const char *end, const char **why)
 __attribute__((always_inline)) static inline const char *
 member_value(struct ss_jblocks *f, const char *p, const char *end, const char **why, int maxslots)
 {
-	bool esc;
+	bool esc; /* (asked of keys only) */
 
 	if (p < end && *p == '"')
 		return string_end(f, p, end, &esc, why);
