@@ -438,12 +438,14 @@ for k in sorted(last):
 }
 
 @test "put: a live line on a terminal (records, rate, share, time left), taken back at the end" {
-	seq 400000 | awk '{printf "{\"key\":%d,\"v\":\"xxxxxxxxxxxxxxxxxxxxxxxx\"}\n", $1}' >"$T/in"
+	# long enough to outlast the first redraw (250 ms): 400,000 records took 0.29 s on
+	# a machine of 2026-12, and the line was drawn or not by a few milliseconds
+	seq 2000000 | awk '{printf "{\"key\":%d,\"v\":\"xxxxxxxxxxxxxxxxxxxxxxxx\"}\n", $1}' >"$T/in"
 	on_tty "ss-cache '$T/st.db' put <'$T/in'" >"$T/tty"
 	grep -aqE 'ss-cache: [0-9]+ records, [0-9]+/s, [0-9]+%, [0-9hms]+ left' "$T/tty"
 	# the last thing on the terminal takes the line back
 	[ "$(tail -c 4 "$T/tty" | od -An -c | tr -d ' ')" = '\r033[K' ]
-	[ "$(ss-cache "$T/st.db" stats | jq .keys)" -eq 400000 ]
+	[ "$(ss-cache "$T/st.db" stats | jq .keys)" -eq 2000000 ]
 	# a pipe: records and rate, no share
 	on_tty "(echo '{\"key\":1}'; sleep 0.6; echo '{\"key\":2}') | ss-cache '$T/st2.db' put" >"$T/tty2"
 	grep -aqE 'ss-cache: 2 records, [0-9]+/s.\[K' "$T/tty2"
