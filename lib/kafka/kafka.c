@@ -279,14 +279,36 @@ ss_kafka_conf(const struct ss_kopts *o, const char *const *defaults)
 	return conf;
 }
 
+/* A run that ends while librdkafka's threads run (an error said from a callback, a
+ * signal, with the handle alive) must not run OpenSSL's exit handler: OPENSSL_cleanup
+ * frees what a broker thread in a TLS handshake (a reconnect) is using, and the process
+ * dies of SIGSEGV after its one line (a wrong password: ~1 ss-produce run in 100; the
+ * core showed exit() in OPENSSL_cleanup against CRYPTO_THREAD_write_lock in a broker
+ * thread). Registered after rd_kafka_new has set OpenSSL up (and OpenSSL its handler),
+ * this runs before it: with threads still running, the process ends here, its output
+ * flushed; once every handle is destroyed, the other handlers run as usual. The tools'
+ * own work at exit is done before exit() is called (ss_diag_die's hook). */
+static void
+end_before_libraries(int status, void *arg)
+{
+	(void)arg;
+	if (rd_kafka_thread_cnt() > 0) {
+		fflush(NULL);
+		_exit(status);
+	}
+}
+
 rd_kafka_t *
 ss_kafka_new(rd_kafka_type_t type, rd_kafka_conf_t *conf)
 {
+	static bool registered;
 	char err[512];
 	rd_kafka_t *rk = rd_kafka_new(type, conf, err, sizeof err);
 
 	if (rk == NULL)
 		ss_diag_die(SS_EXIT_USAGE, "%s", err);
+	if (!registered)
+		registered = on_exit(end_before_libraries, NULL) == 0;
 	return rk;
 }
 
