@@ -284,10 +284,11 @@ ss_kafka_conf(const struct ss_kopts *o, const char *const *defaults)
  * frees what a broker thread in a TLS handshake (a reconnect) is using, and the process
  * dies of SIGSEGV after its one line (a wrong password: ~1 ss-produce run in 100; the
  * core showed exit() in OPENSSL_cleanup against CRYPTO_THREAD_write_lock in a broker
- * thread). Registered after rd_kafka_new has set OpenSSL up (and OpenSSL its handler),
- * this runs before it: with threads still running, the process ends here, its output
- * flushed; once every handle is destroyed, the other handlers run as usual. The tools'
- * own work at exit is done before exit() is called (ss_diag_die's hook). */
+ * thread). Registered after each rd_kafka_new (a handle that speaks TLS sets OpenSSL
+ * up there, and OpenSSL its handler; one without does not), this runs before it: with
+ * threads still running, the process ends here, its output flushed; once every handle
+ * is destroyed, the other handlers run as usual. The tools' own work at exit is done
+ * before exit() is called (ss_diag_die's hook). */
 static void
 end_before_libraries(int status, void *arg)
 {
@@ -301,14 +302,12 @@ end_before_libraries(int status, void *arg)
 rd_kafka_t *
 ss_kafka_new(rd_kafka_type_t type, rd_kafka_conf_t *conf)
 {
-	static bool registered;
 	char err[512];
 	rd_kafka_t *rk = rd_kafka_new(type, conf, err, sizeof err);
 
 	if (rk == NULL)
 		ss_diag_die(SS_EXIT_USAGE, "%s", err);
-	if (!registered)
-		registered = on_exit(end_before_libraries, NULL) == 0;
+	(void)on_exit(end_before_libraries, NULL); /* (a process makes a handle or two) */
 	return rk;
 }
 
