@@ -197,6 +197,15 @@ ss_expr_is_path(const ss_expr *e)
 }
 
 bool
+ss_expr_needs_object(const ss_expr *e)
+{
+	size_t len;
+
+	return e->path != NULL && e->alt.len == 0 && ss_jpath_nsteps(e->path) > 0 &&
+	       ss_jpath_key(e->path, 0, &len) != NULL;
+}
+
+bool
 ss_expr_is_paths(const ss_expr *e)
 {
 	return e->path != NULL || e->tuple != NULL;

@@ -29,6 +29,9 @@ void ss_expr_free(ss_expr *e);
 /* A plain path, or one with a literal for its missing, null or false values
  * (.station // null): ss_expr_raw and ss_expr_look answer it without libjq. */
 bool ss_expr_is_path(const ss_expr *e);
+/* A plain path whose first step is a key, without a literal: only an object has a value
+ * for it (anything else has null, or a type error). */
+bool ss_expr_needs_object(const ss_expr *e);
 /* ss_expr_is_path, or an array of plain paths ([.station, .device]): a key that
  * ss_expr_key_nojq can take from the raw bytes. */
 bool ss_expr_is_paths(const ss_expr *e);

@@ -572,6 +572,34 @@ ss_proj_known(const ss_proj *p, const char *name, int i)
 	return NULL;
 }
 
+/* Is the path's first step the key name (a key holds no NUL: ss_jpath_parse)? */
+static bool
+first_key_is(const struct ss_jpath *path, const char *name)
+{
+	size_t len;
+	const char *key = ss_jpath_key(path, 0, &len);
+
+	return len == strlen(name) && memcmp(key, name, len) == 0;
+}
+
+bool
+ss_proj_known_suffice(const ss_proj *p, const char *name, const char *other)
+{
+	if (p->kind == PROJ_PATH) {
+		size_t len;
+		int n = ss_jpath_nsteps(p->path);
+		if (n == 0 || ss_jpath_key(p->path, 0, &len) == NULL)
+			return false; /* the whole object, or an object indexed by a number */
+		if (n == 1)
+			return !first_key_is(p->path, name);
+		return n == 2 && p->known >= 0 && (first_key_is(p->path, name) || first_key_is(p->path, other));
+	}
+	for (int i = 0; i < p->n; i++)
+		if (!ss_proj_known_suffice(p->kids[i], name, other))
+			return false;
+	return true;
+}
+
 /* ---- evaluation ---- */
 
 static bool eval(const ss_proj *p, const struct ss_proj_root *root, ss_buf *out);

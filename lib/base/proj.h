@@ -60,6 +60,12 @@ bool ss_proj_eval(const ss_proj *p, const struct ss_proj_root *root, struct ss_b
  * `name` (.left.aid: .aid of "left"), at most SS_PROJ_KNOWN of them; NULL past the last.
  * Borrowed from p. */
 const struct ss_jpath *ss_proj_known(const ss_proj *p, const char *name, int i);
+/* Can p be evaluated without any byte of member `name` but its known values (the paths
+ * ss_proj_known gives), and without failing where `other` is an object? Then every path
+ * goes one step into a member other than name (.left, .revision), or two steps through a
+ * known value of name or other (.right.wid, .left.aid): the object made of name's known
+ * members alone gives the same results. */
+bool ss_proj_known_suffice(const ss_proj *p, const char *name, const char *other);
 /* Is text a literal alone (a number, a string, true, false, null)? Then its jq -c text
  * is appended to out. */
 bool ss_proj_literal(const char *text, struct ss_buf *out);

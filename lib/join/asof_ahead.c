@@ -54,6 +54,7 @@ struct ahead_rec {
 	bool has_env;     /* live: it has an envelope, in the batch's env[] at its index */
 	struct asof_known known; /* --select's values in it */
 	char *hist; /* with copy: the buffer the history keeps it in, until taken */
+	size_t hist_len; /* ... and its bytes there (asof_hist_copy) */
 };
 
 struct ahead_batch {
@@ -92,6 +93,7 @@ struct asof_ahead {
 	const struct ss_jpath *const *known; /* --select's paths found here (asof_ctx) */
 	int nknown;
 	bool copy; /* each good record copied for the history (asof_ahead_start) */
+	const struct asof_trim *trim; /* ... as asof_hist_copy trims it */
 	bool live; /* (asof_ahead_live) starved told, the main thread woken */
 	bool env;  /* envelopes read: a live join's input (a batch reads none) */
 	bool pipe; /* not a regular file: read(), not pread(); polled before each read */
@@ -180,7 +182,8 @@ room_for(struct ahead_batch *b, size_t need)
  * come at once. free() reads the chunk's header and writes its first bytes, long out
  * of the cache: asked for a few records early. */
 static char *
-copy_for_history(struct asof_retired *done, const char *raw, size_t len, const struct asof_known *known)
+copy_for_history(struct asof_retired *done, const char *raw, size_t *len, const struct asof_known *known,
+		 const struct asof_trim *trim)
 {
 	if (done->n > 4) {
 		uintptr_t chunk = (uintptr_t)done->v[done->n - 5];
@@ -189,7 +192,7 @@ copy_for_history(struct asof_retired *done, const char *raw, size_t len, const s
 	}
 	if (done->n > 0)
 		free(done->v[--done->n]);
-	return asof_hist_copy(raw, len, known);
+	return asof_hist_copy(raw, len, known, trim);
 }
 
 /* Parse one line as asof_parse would, without reporting anything: good, with its time
@@ -223,8 +226,10 @@ parse(struct asof_ahead *a, struct ahead_batch *b, struct ahead_rec *r)
 	if (a->nknown > 0)
 		asof_find_known(a->known, a->nknown, raw, r->len, m, nm, &r->known);
 	r->ok = true;
-	if (a->copy)
-		r->hist = copy_for_history(&b->retired, raw, r->len, &r->known);
+	if (a->copy) {
+		r->hist_len = r->len;
+		r->hist = copy_for_history(&b->retired, raw, &r->hist_len, &r->known, a->trim);
+	}
 }
 
 static void
@@ -482,6 +487,7 @@ start(ss_asof *j, ss_reader *r, bool left, bool copy, bool live, bool pipe)
 				 .stop_fd = {-1, -1}, .wake_fd = {-1, -1}};
 	a->known = j->cx->known[left];
 	a->nknown = j->cx->nknown[left];
+	a->trim = &j->cx->trim;
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_mutex_init(&a->claim, NULL);
 	pthread_cond_init(&a->ready, NULL);
@@ -691,6 +697,7 @@ asof_ahead_next(ss_asof *j, struct asof_ahead *a, bool left, struct asof_in *in)
 		if (r->known.n > 0)
 			in->known = r->known;
 		in->hist = r->hist; /* the caller's now */
+		in->hist_len = r->hist_len;
 		r->hist = NULL;
 		asof_parsed(j, left, in);
 		return ASOF_GOT_RECORD;

@@ -31,6 +31,17 @@ struct asof_known {
 	uint32_t at[SS_PROJ_KNOWN], len[SS_PROJ_KNOWN];
 };
 
+/* Right records kept in the history as the object of their known values alone, where
+ * --select reads nothing else of them (ss_proj_known_suffice): 200-byte records become
+ * {"wid":17}, and a join over 10,000 keys keeps its history in the cache. n: how many
+ * known values (0: records are kept whole); keys: "key": of each, the i-th at
+ * [at[i], at[i + 1]). */
+struct asof_trim {
+	int n;
+	ss_buf keys;
+	size_t at[SS_PROJ_KNOWN + 1];
+};
+
 /* One right record; raw is malloc'd and owned by the history. With has_known, its struct
  * asof_known follows its len bytes in raw's allocation (asof_history_put). */
 struct asof_right {
@@ -161,6 +172,7 @@ struct asof_in {
 	 * as the history keeps them (asof_history_put), by the thread that parsed it
 	 * (asof_ahead.c), or NULL. The join it is given to takes the buffer over. */
 	char *hist;
+	size_t hist_len; /* its bytes (asof_hist_copy) */
 };
 
 /* Right records' buffers the join is done with, for the thread that copied them
@@ -224,6 +236,7 @@ struct asof_ctx {
 	 * found while a record is parsed (asof_find_known) */
 	const struct ss_jpath *known[2][SS_PROJ_KNOWN];
 	int nknown[2];
+	struct asof_trim trim; /* of right records (asof_hist_copy) */
 	FILE *late;
 	ss_acks *acks;        /* --acks, or NULL */
 	const char *lname, *rname;
@@ -513,9 +526,10 @@ bool asof_expired(const asof_join *j, const struct asof_key *k, int64_t t);
  * (strict: after), wherever it is. */
 const struct asof_right *asof_history_backward(asof_join *j, const struct asof_key *k, int64_t t, bool strict);
 const struct asof_right *asof_history_forward(asof_join *j, const struct asof_key *k, int64_t t, bool strict);
-/* The buffer the history keeps a right record in: its len bytes, then its known values
- * (when known->n > 0). */
-char *asof_hist_copy(const char *bytes, size_t len, const struct asof_known *known);
+/* The buffer the history keeps a right record in: its *len bytes, or the object of its
+ * known values alone (trim, when it has them all: *len then says how long), then its
+ * known values (when known->n > 0), their offsets into the buffer. */
+char *asof_hist_copy(const char *bytes, size_t *len, const struct asof_known *known, const struct asof_trim *trim);
 /* A right record into the history (in->hist, when set, taken over); NULL when one of
  * the same key and time ranks higher. */
 const struct asof_right *asof_history_put(asof_join *j, struct asof_key *k, const struct asof_in *in,

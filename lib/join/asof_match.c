@@ -166,17 +166,53 @@ evict(asof_join *j)
 	j->hist_next = next_eviction(j);
 }
 
-/* The buffer the history keeps a right record in: its bytes, then what was found ahead
- * in it for --select, where asof_right_known_bytes finds it. */
+/* The object of the record's known values alone, {"k1":v1,"k2":v2} (those it has), into
+ * out, and their offsets into it in *known. */
+static size_t
+trimmed(char *out, const char *bytes, struct asof_known *known, const struct asof_trim *trim)
+{
+	size_t n = 0;
+
+	out[n++] = '{';
+	for (int i = 0; i < known->n; i++) {
+		if (known->at[i] == 0)
+			continue; /* (no such key: none in the object either) */
+		if (n > 1)
+			out[n++] = ',';
+		memcpy(out + n, trim->keys.data + trim->at[i], trim->at[i + 1] - trim->at[i]);
+		n += trim->at[i + 1] - trim->at[i];
+		memcpy(out + n, bytes + known->at[i] - 1, known->len[i]);
+		known->at[i] = (uint32_t)n + 1;
+		n += known->len[i];
+	}
+	out[n++] = '}';
+	return n;
+}
+
+/* The buffer the history keeps a right record in: its bytes, or the object of its known
+ * values, then what was found ahead in it for --select, where asof_right_known_bytes
+ * finds it. */
 char *
-asof_hist_copy(const char *bytes, size_t len, const struct asof_known *known)
+asof_hist_copy(const char *bytes, size_t *len, const struct asof_known *known, const struct asof_trim *trim)
 {
 	size_t more = known->n > 0 ? sizeof *known : 0;
-	char *raw = ss_xmalloc(len + more ? len + more : 1);
+	bool trim_it = trim != NULL && trim->n > 0 && known->n == trim->n;
+	size_t cap = *len;
 
-	memcpy(raw, bytes, len);
+	if (trim_it) {
+		cap = 2 + trim->keys.len + (size_t)known->n;
+		for (int i = 0; i < known->n; i++)
+			cap += known->len[i];
+	}
+	char *raw = ss_xmalloc(cap + more ? cap + more : 1);
+	struct asof_known k = *known;
+
+	if (trim_it)
+		*len = trimmed(raw, bytes, &k, trim);
+	else
+		memcpy(raw, bytes, *len);
 	if (more > 0)
-		memcpy(raw + len, known, more);
+		memcpy(raw + *len, &k, more);
 	return raw;
 }
 
@@ -193,8 +229,9 @@ asof_history_put(asof_join *j, struct asof_key *k, const struct asof_in *in, uin
 			return NULL;
 		return &j->near[0];
 	}
-	char *raw = in->hist ? in->hist : asof_hist_copy(in->raw, in->len, &in->known);
-	const struct asof_right *r = asof_hist_put(k, in->t, seq, raw, in->len, in->known.n > 0);
+	size_t len = in->hist ? in->hist_len : in->len;
+	char *raw = in->hist ? in->hist : asof_hist_copy(in->raw, &len, &in->known, &j->cx->trim);
+	const struct asof_right *r = asof_hist_put(k, in->t, seq, raw, len, in->known.n > 0);
 	if (r == NULL)
 		return NULL;
 	if (j->st)

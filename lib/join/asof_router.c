@@ -147,6 +147,30 @@ exit_handler(void)
 		ss_asof_summary(j);
 }
 
+/* Right records kept trimmed to their known values (struct asof_trim) where nothing can
+ * read the rest of them: --select reads only those of right records and cannot fail on
+ * a left record that has a time (--on needs an object), and no --state keeps them for a
+ * later run, which may ask for other values. */
+static void
+trim_right(struct asof_ctx *cx, const struct ss_asof_opts *opts)
+{
+	if (opts->state || opts->state_dir || cx->nknown[0] == 0 || !ss_expr_needs_object(cx->lon) ||
+	    !ss_proj_known_suffice(cx->proj, "right", "left"))
+		return;
+	for (int i = 0; i < cx->nknown[0]; i++) {
+		size_t len;
+		const char *key = ss_jpath_key(cx->known[0][i], 0, &len);
+		cx->trim.at[i] = cx->trim.keys.len;
+		if (!ss_jscan_quote(&cx->trim.keys, key, len)) { /* (not UTF-8: not its own text) */
+			ss_buf_free(&cx->trim.keys);
+			return;
+		}
+		ss_buf_addc(&cx->trim.keys, ':');
+	}
+	cx->trim.at[cx->nknown[0]] = cx->trim.keys.len;
+	cx->trim.n = cx->nknown[0];
+}
+
 /* What the joins of the run share: the expressions compiled (exit 3 on a bad one), the
  * late file and the acks file opened. */
 static void
@@ -172,6 +196,7 @@ ctx_open(ss_asof *j, ss_writer *out)
 			       (cx->known[left][cx->nknown[left]] =
 					ss_proj_known(cx->proj, left ? "left" : "right", cx->nknown[left])) != NULL)
 				cx->nknown[left]++;
+		trim_right(cx, opts);
 	}
 	if (opts->late_file && (cx->late = ss_wfile_append(opts->late_file)) == NULL)
 		ss_diag_die(SS_EXIT_DATA, "%s: cannot open: %s", opts->late_file, ss_wfile_strerror(errno));

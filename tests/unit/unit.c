@@ -799,6 +799,31 @@ test_proj(void)
 		CHECK(strcmp(project(refused[i], "{}", NULL), "(not a projection)") == 0);
 }
 
+/* Does --select read right records only through values one key deep (and never fail
+ * on an object)? */
+static bool
+suffice(const char *expr)
+{
+	ss_proj *p = ss_proj_compile(expr);
+	bool yes = p != NULL && ss_proj_known_suffice(p, "right", "left");
+
+	ss_proj_free(p);
+	return yes;
+}
+
+static void
+test_proj_known_suffice(void)
+{
+	const char *yes[] = {"[.left.aid, .right.wid]", "{w: .right.wid, l: .left, r: .revision}", "[1, \"x\", null]",
+			     ".right[\"é\"]", "[.right.\"x y\", .left.a, .right.b, .right.c, .right.d]"};
+	const char *no[] = {".", ".right", "{right}", ".right.a.b", ".right[0]", ".left.a.b", ".revision.x", ".[0]",
+			    "[.right.a, .right.b, .right.c, .right.d, .right.e]"}; /* a fifth key: not known */
+	for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+		CHECK(suffice(yes[i]));
+	for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+		CHECK(!suffice(no[i]));
+}
+
 static void
 test_progress(void)
 {
@@ -889,6 +914,7 @@ main(void)
 	test_expr();
 	test_expr_fast();
 	test_proj();
+	test_proj_known_suffice();
 	test_progress();
 	test_partwm();
 	printf("%d passed, %d failed\n", passed, failed);
