@@ -572,14 +572,26 @@ ss_proj_known(const ss_proj *p, const char *name, int i)
 	return NULL;
 }
 
-/* Is the path's first step the key name (a key holds no NUL: ss_jpath_parse)? */
+/* Is the member's name the key? A path's key holds no NUL (ss_jpath_parse), so a
+ * shorter name differs at its terminator. Names are short: a loop, not strlen and memcmp
+ * (two calls per path of each output line). */
+static bool
+name_is(const char *name, const char *key, size_t keylen)
+{
+	for (size_t i = 0; i < keylen; i++)
+		if (name[i] != key[i])
+			return false;
+	return name[keylen] == '\0';
+}
+
+/* Is the path's first step the key name? */
 static bool
 first_key_is(const struct ss_jpath *path, const char *name)
 {
 	size_t len;
 	const char *key = ss_jpath_key(path, 0, &len);
 
-	return len == strlen(name) && memcmp(key, name, len) == 0;
+	return name_is(name, key, len);
 }
 
 bool
@@ -654,18 +666,6 @@ eval_known(const struct ss_jpath *path, const struct ss_proj_span *v, bool valid
 		return true;
 	}
 	return eval_steps(path, 2, validated, v->raw, v->len, out);
-}
-
-/* Is the member's name the key? A path's key holds no NUL (ss_jpath_parse), so a
- * shorter name differs at its terminator. Names are short: a loop, not strlen and memcmp
- * (two calls per path of each output line). */
-static bool
-name_is(const char *name, const char *key, size_t keylen)
-{
-	for (size_t i = 0; i < keylen; i++)
-		if (name[i] != key[i])
-			return false;
-	return name[keylen] == '\0';
 }
 
 static bool
