@@ -32,12 +32,16 @@ same() {
 		SS_THREADS=0 ss-asof "$T/left" "$T/right" --on .t --select "$e" --on-error skip >"$T/got" 2>/dev/null
 		same "--select (SS_THREADS=0)" "$e"
 		# through pipes the join is live: the values of left records are found as they
-		# are parsed, those of right ones (history kept whole) when a result is written;
-		# results in release order, compared as sorted lines
+		# are parsed and held with them (asof_held.c), those of right ones (history kept
+		# whole) when a result is written; results in release order, compared as sorted
+		# lines. Held records spilled to disk come back without them: found again.
 		jq -c "$e" <"$T/joined-live" 2>/dev/null | sort >"$T/want" || true
 		ss-asof <(cat "$T/left") <(cat "$T/right") --on .t --select "$e" --on-error skip 2>/dev/null |
 			sort >"$T/got"
 		same "--select (pipes)" "$e"
+		SS_ASOF_SPILL_BYTES=2000 ss-asof <(cat "$T/left") <(cat "$T/right") --on .t --select "$e" \
+			--on-error skip 2>/dev/null | sort >"$T/got"
+		same "--select (pipes, held records on disk)" "$e"
 	done <"$T/exprs"
 }
 

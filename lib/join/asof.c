@@ -301,7 +301,7 @@ right_changed(asof_join *j, struct asof_key *k, int64_t t)
 		h->match = seq;
 		h->revision++;
 		j->n.revisions++;
-		asof_emit(j, h->raw, h->len, h->line, r, h->revision, 0);
+		asof_emit_held(j, h, r, h->revision, 0);
 		if (j->st)
 			record_revision(j, h);
 	}
@@ -334,7 +334,7 @@ revise_closed(asof_join *j, struct asof_held *h)
 	h->match = seq;
 	h->revision++;
 	j->n.revisions++;
-	asof_emit(j, h->raw, h->len, h->line, r, h->revision, 0);
+	asof_emit_held(j, h, r, h->revision, 0);
 	asof_state_closed_put(asof_spill_store(j), h);
 	if (j->st && ss_envelope_get(h->raw, h->len, &env))
 		asof_state_revision_set(j->st, &env, h->revision);

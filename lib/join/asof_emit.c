@@ -199,10 +199,14 @@ emit(asof_join *j, const char *raw, size_t len, const struct asof_known *known, 
 }
 
 void
-asof_emit(asof_join *j, const char *raw, size_t len, uint64_t line, const struct asof_right *r, int64_t revision,
-	  unsigned mark)
+asof_emit_held(asof_join *j, const struct asof_held *h, const struct asof_right *r, int64_t revision,
+	       unsigned mark)
 {
-	emit(j, raw, len, NULL, line, r, revision, mark);
+	struct asof_known known;
+
+	if (h->has_known)
+		memcpy(&known, h->raw + h->len, sizeof known); /* (unaligned) */
+	emit(j, h->raw, h->len, h->has_known ? &known : NULL, h->line, r, revision, mark);
 }
 
 void

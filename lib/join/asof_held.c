@@ -20,6 +20,13 @@ key_link(struct asof_held *h)
 	k->held = h;
 }
 
+/* The bytes a held record takes in memory (counted against SS_ASOF_SPILL_BYTES). */
+static size_t
+held_size(const struct asof_held *h)
+{
+	return sizeof *h + h->len + (h->has_known ? sizeof(struct asof_known) : 0);
+}
+
 /* Put a held record into its key's list, the arrival list and the release heap. */
 void
 asof_held_link(asof_join *j, struct asof_held *h)
@@ -33,7 +40,7 @@ asof_held_link(asof_join *j, struct asof_held *h)
 		j->afirst = h;
 	j->alast = h;
 	asof_heap_push(&j->heap, h);
-	j->held_bytes += sizeof *h + h->len;
+	j->held_bytes += held_size(h);
 }
 
 /* ---- --order left: per left partition, results in arrival order ---- */
@@ -142,7 +149,7 @@ order_link(asof_join *j, struct asof_held *h)
 	if (h->revision & ASOF_DONE) {
 		key_link(h);
 		h->anext = h->aprev = NULL;
-		j->held_bytes += sizeof *h + h->len;
+		j->held_bytes += held_size(h);
 		j->waiting++;
 	} else {
 		asof_held_link(j, h);
@@ -180,15 +187,18 @@ void
 asof_hold(asof_join *j, struct asof_key *k, const struct asof_in *in, int64_t p, const struct asof_right *r,
 	  int64_t revision)
 {
-	struct asof_held *h = ss_xmalloc(sizeof *h + in->len);
+	bool has_known = in->known.n > 0;
+	struct asof_held *h = ss_xmalloc(sizeof *h + in->len + (has_known ? sizeof in->known : 0));
 
 	/* the clock only for --max-delay: a held record each left record, in a batch */
 	int64_t since = j->o.max_delay >= 0 ? ss_time_mono() : 0;
 
 	*h = (struct asof_held){.t = in->t, .p = p, .since = since, .id = ++j->lid,
-				.match = r ? r->seq : 0, .revision = (uint32_t)revision, .line = in->line,
-				.key = k, .len = in->len};
+				.match = r ? r->seq : 0, .revision = (uint32_t)revision, .has_known = has_known,
+				.line = in->line, .key = k, .len = in->len};
 	memcpy(h->raw, in->raw, in->len);
+	if (has_known)
+		memcpy(h->raw + in->len, &in->known, sizeof in->known);
 	/* --order left: a queue's records on disk are newer than its records in memory */
 	uint64_t behind = j->spilled;
 	if (asof_ordered(j)) {
@@ -196,7 +206,7 @@ asof_hold(asof_join *j, struct asof_key *k, const struct asof_in *in, int64_t p,
 		h->match = (uint64_t)(j->oq[h->oq].partition + 1);
 		behind = j->oq[h->oq].spilled;
 	}
-	if (j->o.emit == SS_ASOF_DEFER && (behind > 0 || j->held_bytes + sizeof *h + h->len > j->spill_limit)) {
+	if (j->o.emit == SS_ASOF_DEFER && (behind > 0 || j->held_bytes + held_size(h) > j->spill_limit)) {
 		spill_out(j, h);
 		return;
 	}
@@ -224,7 +234,7 @@ unhold(asof_join *j, struct asof_held *h)
 		arrival_unlink(j, h);
 	if (j->st)
 		asof_state_held_del(j->st, h);
-	j->held_bytes -= sizeof *h + h->len;
+	j->held_bytes -= held_size(h);
 	free(h);
 }
 
@@ -252,7 +262,7 @@ release(asof_join *j, struct asof_held *h, unsigned mark)
 		return;
 	}
 	if (j->o.emit == SS_ASOF_DEFER)
-		asof_emit(j, h->raw, h->len, h->line, asof_best_match(j, h->key, h->t), -1, mark);
+		asof_emit_held(j, h, asof_best_match(j, h->key, h->t), -1, mark);
 	else if (asof_keeps_closed(j))
 		asof_state_closed_put(asof_spill_store(j), h);
 	unhold(j, h);
@@ -266,7 +276,7 @@ answer_from_index(asof_join *j, struct asof_held *h)
 	struct asof_in q = {.t = h->t, .key = {.data = h->key->enc, .len = h->key->enclen}};
 	struct asof_right buf[2];
 
-	asof_emit(j, h->raw, h->len, h->line, asof_index_match(j->index, &j->o, &q, buf), -1, 0);
+	asof_emit_held(j, h, asof_index_match(j->index, &j->o, &q, buf), -1, 0);
 }
 
 static void
@@ -283,11 +293,11 @@ emit_done(asof_join *j, struct asof_held *h)
 	unsigned mark = h->revision & ~ASOF_DONE;
 
 	if (mark & ASOF_MARK_EXPIRED)
-		asof_emit(j, h->raw, h->len, h->line, NULL, -1, mark);
+		asof_emit_held(j, h, NULL, -1, mark);
 	else if (j->index)
 		answer_from_index(j, h);
 	else
-		asof_emit(j, h->raw, h->len, h->line, asof_best_match(j, h->key, h->t), -1, mark);
+		asof_emit_held(j, h, asof_best_match(j, h->key, h->t), -1, mark);
 }
 
 struct asof_held *
@@ -379,14 +389,14 @@ asof_join_indexed(asof_join *j, struct asof_index *ix)
 static void
 release_spilled(asof_join *j, struct asof_held *h)
 {
-	asof_emit(j, h->raw, h->len, h->line, asof_best_match(j, h->key, h->t), -1, 0);
+	asof_emit_held(j, h, asof_best_match(j, h->key, h->t), -1, 0);
 	free(h);
 }
 
 static void
 release_spilled_early(asof_join *j, struct asof_held *h)
 {
-	asof_emit(j, h->raw, h->len, h->line, asof_best_match(j, h->key, h->t), -1, ASOF_MARK_EARLY);
+	asof_emit_held(j, h, asof_best_match(j, h->key, h->t), -1, ASOF_MARK_EARLY);
 	free(h);
 }
 
