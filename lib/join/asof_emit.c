@@ -100,12 +100,11 @@ known_spans(const struct asof_known *known, const char *raw, struct ss_proj_span
 	return s;
 }
 
-/* What was found ahead in a right record of the history, or NULL. */
+/* What was found ahead in a record, kept unaligned at bytes (NULL: nothing), copied into
+ * k to be read; NULL for nothing. */
 static const struct asof_known *
-right_known(const struct asof_right *r, struct asof_known *k)
+known_copy(const char *bytes, struct asof_known *k)
 {
-	const char *bytes = r ? asof_right_known_bytes(r) : NULL;
-
 	if (bytes == NULL)
 		return NULL;
 	memcpy(k, bytes, sizeof *k);
@@ -120,7 +119,7 @@ emit_projected(asof_join *j, const char *raw, size_t len, const struct asof_know
 {
 	struct ss_proj_span lspans[SS_PROJ_KNOWN], rspans[SS_PROJ_KNOWN];
 	struct asof_known rknown;
-	const struct ss_proj_span *rknown_spans = r ? known_spans(right_known(r, &rknown), r->raw, rspans) : NULL;
+	const struct ss_proj_span *rknown_spans = r ? known_spans(known_copy(asof_right_known_bytes(r), &rknown), r->raw, rspans) : NULL;
 	struct ss_proj_member m[4] = {{"left", raw, len, known_spans(known, raw, lspans)},
 				      {"right", r ? r->raw : "null", r ? r->len : 4, rknown_spans}};
 	/* both sides were validated when they were read (or stored, having been) */
@@ -204,9 +203,7 @@ asof_emit_held(asof_join *j, const struct asof_held *h, const struct asof_right 
 {
 	struct asof_known known;
 
-	if (h->has_known)
-		memcpy(&known, h->raw + h->len, sizeof known); /* (unaligned) */
-	emit(j, h->raw, h->len, h->has_known ? &known : NULL, h->line, r, revision, mark);
+	emit(j, h->raw, h->len, known_copy(asof_held_known_bytes(h), &known), h->line, r, revision, mark);
 }
 
 void

@@ -99,7 +99,7 @@ struct asof_held {
 	uint64_t match;  /* seq of the right record last emitted with it, 0 for none */
 	uint32_t revision;
 	/* what was found ahead in it for --select follows its len bytes (as a right
-	 * record's does: asof_held_known); not kept on disk. Without it, each result held
+	 * record's does: asof_held_known_bytes); not kept on disk. Without it, each result held
 	 * looked for its values again, the whole line over for a later duplicate key (~9% of
 	 * the join's thread through pipes, wide shape, perf). */
 	bool has_known;
@@ -114,6 +114,13 @@ struct asof_held {
 	size_t len;
 	char raw[];
 };
+
+/* Where a held record keeps its struct asof_known, or NULL (as asof_right_known_bytes). */
+static inline const char *
+asof_held_known_bytes(const struct asof_held *h)
+{
+	return h->has_known ? h->raw + h->len : NULL;
+}
 
 /* --order left (defer): a result is written only after those of the left records before
  * it in its left partition. A held record whose answer is final (released), or was
