@@ -74,7 +74,7 @@ setup_file() {
 teardown_file() {
 	local n pid
 	for n in 1 2 3; do
-		pid=$(cat "$TOPO_DIR/mock$n.pid" 2>/dev/null) && kill "$pid" 2>/dev/null
+		pid=$(cat "$TOPO_DIR/mock$n.pid" 2>/dev/null) && stop_process "$pid"
 	done
 	return 0
 }
@@ -114,6 +114,27 @@ teardown_file() {
 	out L0:R0 L1:R3 L2:- L3:- L4:R0 L4:R0 >"$T/out"  # L4 twice
 	run chk defer
 	assert_failure
+	# the late count: exact when every right record was read; when the run ended before
+	# the right input did (left ended, nothing held), at most the reference's
+	out L0:R0 L1:R3 L2:- L3:- L4:R0 >"$T/out"
+	summary() { echo "ss-asof: left 5 (emitted 5, matched 2, expired 0, not final 0, replayed 0), right $1 (late $2), revisions 0, held 0" >"$T/err"; }
+	summary 5 0
+	run chk defer
+	assert_failure
+	assert_output --partial 'late right records: ss-asof says 0, the reference has 1'
+	summary 2 0
+	chk defer
+	summary 3 2
+	run chk defer
+	assert_failure
+	assert_output --partial 'ss-asof says 2 of the 3 it read'
+	summary 6 1
+	run chk defer
+	assert_failure
+	: >"$T/err"                                     # no summary: none late, all read
+	run chk defer
+	assert_failure
+	summary 5 1
 	# revise: the last revision counts, and revisions go 0, 1, 2 ...
 	out L0:R0 L1:R3 L2:- L3:- L4:R0 | sed 's/}$/,"revision":0}/' >"$T/out"
 	printf '%s\n' '{"left":{"value":{"id":"L0"}},"right":{"value":{"id":"R2"}},"revision":1}' \

@@ -37,6 +37,15 @@ test_must_fail() {
 	fi
 }
 
+# stop_process PID: SIGTERM, then wait (5 s at most) until PID is gone, so that a file's
+# teardown leaves nothing running behind it (setup_suite.bash names what it finds)
+stop_process() {
+	local i
+	kill "$1" 2>/dev/null || return 0
+	for ((i = 0; i < 100; i++)); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.05; done
+	return 0
+}
+
 # leave_hot_journal DB TABLE: as a writer killed mid-transaction before WAL mode (as
 # while it created the file): TABLE emptied in pages already written, the journal that
 # undoes it left behind. A reader must roll it back, not fail.
