@@ -249,7 +249,7 @@ TIME_TYPES=(null false true '[]' '{}' '"yesterday"' '"2023-13-01T00:00:00Z"' 1e4
 @test "ss-produce to ss-consume: hostile payloads sent raw come back as valid JSON, bad lines stop after the good ones" {
 	need ss-produce
 	need ss-mock-broker
-	coproc MOCK { ss-mock-broker --topic raw:1 --topic lines:1; }
+	coproc MOCK { exec ss-mock-broker --topic raw:1 --topic lines:1; }
 	read -r -u "${MOCK[0]}" line
 	export SS_BROKERS=${line#BROKERS=}
 	{ printf 'plain text\n'; printf '\xff\xfe invalid UTF-8\n'; printf 'a\0NUL\n'; printf '{"half":\n'
@@ -275,7 +275,7 @@ TIME_TYPES=(null false true '[]' '{}' '"yesterday"' '"2023-13-01T00:00:00Z"' 1e4
 
 @test "ss-consume | ss-produce: a payload that is the bytes null stays bytes, not a tombstone" {
 	need ss-mock-broker
-	coproc MOCK { ss-mock-broker --topic a:1 --topic b:1; }
+	coproc MOCK { exec ss-mock-broker --topic a:1 --topic b:1; }
 	read -r -u "${MOCK[0]}" line
 	export SS_BROKERS=${line#BROKERS=}
 	printf '%s\n' null ' null ' | ss-produce --raw a

@@ -17,7 +17,7 @@ mock_start() {
 }
 mock_stop() {
 	local pid
-	pid=$(cat "$BATS_FILE_TMPDIR/mock.pid" 2>/dev/null) && kill "$pid" 2>/dev/null
+	pid=$(cat "$BATS_FILE_TMPDIR/mock.pid" 2>/dev/null) && stop_process "$pid"
 	return 0
 }
 
