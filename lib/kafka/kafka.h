@@ -90,6 +90,8 @@ const rd_kafka_metadata_t *ss_kafka_metadata_try(rd_kafka_t *rk, const char *top
 noreturn void ss_kafka_die_unreachable(const struct ss_kopts *o, rd_kafka_resp_err_t err);
 /* Did a broker refuse this side's credentials, or this side the broker's certificate? */
 bool ss_kafka_auth_failed(void);
+/* Does librdkafka's error (err, or 0 where only its message is known) say so? */
+bool ss_kafka_is_auth_failure(rd_kafka_resp_err_t err, const char *msg);
 /* Exit 77 with the authentication failure librdkafka reported, and a hint. */
 noreturn void ss_kafka_die_auth(void);
 /* rd_kafka_offsets_for_times on a copy of l with every offset set to ts (-2: the low

@@ -15,6 +15,7 @@
 #include "stream/partwm.h"
 #include "base/proj.h"
 #include "base/sstime.h"
+#include "kafka/kafka.h"
 
 static int passed, failed;
 
@@ -894,6 +895,31 @@ test_partwm(void)
 	CHECK(ss_partwm_idle(&ck, &silent, SS_PARTWM_CAUGHT_UP, 105));
 }
 
+/* librdkafka's errors that refuse this side (exit 77), and the one that only looks so:
+ * a SaslAuthenticateRequest that failed before the broker answered it. */
+static void
+test_kafka_auth(void)
+{
+	static const char refused[] = "sasl_ssl://127.0.0.1:9094/1: SASL authentication error: "
+				      "Authentication failed during authentication due to invalid "
+				      "credentials with SASL mechanism SCRAM-SHA-512 (after 3ms in state AUTH_REQ)";
+	static const char untrusted[] = "ssl://127.0.0.1:9094/bootstrap: SSL handshake failed: "
+					"error:0A000086:SSL routines::certificate verify failed";
+	static const char dropped[] = "GroupCoordinator: SASL authentication error: SaslAuthenticateRequest "
+				      "failed: Local: Broker transport failure (after 0ms in state DOWN)";
+
+	CHECK(ss_kafka_is_auth_failure(RD_KAFKA_RESP_ERR__AUTHENTICATION, refused));
+	CHECK(ss_kafka_is_auth_failure(RD_KAFKA_RESP_ERR_NO_ERROR, refused));
+	CHECK(ss_kafka_is_auth_failure(RD_KAFKA_RESP_ERR__SSL, untrusted));
+	CHECK(ss_kafka_is_auth_failure(RD_KAFKA_RESP_ERR_NO_ERROR, untrusted));
+	CHECK(ss_kafka_is_auth_failure(RD_KAFKA_RESP_ERR__AUTHENTICATION, "Invalid username or password"));
+	CHECK(!ss_kafka_is_auth_failure(RD_KAFKA_RESP_ERR__TRANSPORT, dropped));
+	CHECK(!ss_kafka_is_auth_failure(RD_KAFKA_RESP_ERR_NO_ERROR, dropped));
+	CHECK(!ss_kafka_is_auth_failure(RD_KAFKA_RESP_ERR__TRANSPORT,
+					"127.0.0.1:9094/bootstrap: Connect to ipv4#127.0.0.1:9094 failed: "
+					"Connection refused (after 0ms in state CONNECT)"));
+}
+
 int
 main(void)
 {
@@ -917,6 +943,7 @@ main(void)
 	test_proj_known_suffice();
 	test_progress();
 	test_partwm();
+	test_kafka_auth();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
