@@ -100,7 +100,9 @@ teardown_file() {
 	# outputs as ss-asof writes them (only the values matter here)
 	out() { local l r; for p in "$@"; do l=${p%:*} r=${p#*:}
 		printf '{"left":{"value":{"id":"%s"}},"right":%s}\n' "$l" "$([ "$r" = - ] && echo null || printf '{"value":{"id":"%s"}}' "$r")"; done; }
-	echo 'ss-asof: left 5 (emitted 5, matched 2, expired 0, not final 0, replayed 0), right 5 (late 1), revisions 0, held 0' >"$T/err"
+	# ss-asof's summary: right records read $1, late $2
+	summary() { echo "ss-asof: left 5 (emitted 5, matched 2, expired 0, not final 0, replayed 0), right $1 (late $2), revisions 0, held 0" >"$T/err"; }
+	summary 5 1
 	chk() { python3 "$TOPO_PY" check live "$1" backward 0 -1 1 "$T/l" "$T/r" "$T/out" "$T/err"; }
 	out L0:R0 L1:R3 L2:- L3:- L4:R0 >"$T/out"
 	chk defer
@@ -117,7 +119,6 @@ teardown_file() {
 	# the late count: exact when every right record was read; when the run ended before
 	# the right input did (left ended, nothing held), at most the reference's
 	out L0:R0 L1:R3 L2:- L3:- L4:R0 >"$T/out"
-	summary() { echo "ss-asof: left 5 (emitted 5, matched 2, expired 0, not final 0, replayed 0), right $1 (late $2), revisions 0, held 0" >"$T/err"; }
 	summary 5 0
 	run chk defer
 	assert_failure

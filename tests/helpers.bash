@@ -15,6 +15,9 @@ built_sanitized() { [ "$(readlink "$ROOT/build/current")" = sanitize ]; }
 # dash here), and the commands the tests give it use bash (process substitution).
 SHELL=$(command -v bash)
 export SHELL
+# process_gone, stop_process
+# shellcheck source=tests/process.bash
+. "$(dirname "${BASH_SOURCE[0]}")/process.bash"
 
 common_setup() {
 	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/ss-test.XXXXXX")
@@ -35,15 +38,6 @@ test_must_fail() {
 		echo "output: $output" >&2
 		return 1
 	fi
-}
-
-# stop_process PID: SIGTERM, then wait (5 s at most) until PID is gone, so that a file's
-# teardown leaves nothing running behind it (setup_suite.bash names what it finds)
-stop_process() {
-	local i
-	kill "$1" 2>/dev/null || return 0
-	for ((i = 0; i < 100; i++)); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.05; done
-	return 0
 }
 
 # leave_hot_journal DB TABLE: as a writer killed mid-transaction before WAL mode (as

@@ -21,6 +21,5 @@ load helpers
 	# `sleep 600` of the machine, which another suite may run (integration/registry.bats)
 	pid=$(sed -n 's/^#  *\([0-9][0-9]*\) .* sleep 600$/\1/p' <<<"$output")
 	[ -n "$pid" ]
-	state=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null) || state=gone
-	[ "$state" = gone ] || [ "$state" = Z ]
+	process_gone "$pid"
 }

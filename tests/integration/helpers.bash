@@ -17,13 +17,9 @@ SS_SCRIPTS=$SS_ROOT/scripts
 export SS_ROOT SS_SCRIPTS
 PATH=$SS_ROOT/bin:$PATH
 
-# process_gone PID: no such process, or one that has ended and waits to be reaped (a
-# zombie answers kill -0; init here may take its time to reap one)
-process_gone() {
-  local state
-  state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 0
-  [ -z "$state" ] || [ "${state%% *}" = Z ]
-}
+# process_gone PID, stop_process PID
+# shellcheck source=tests/process.bash
+. "$SS_ROOT/tests/process.bash"
 
 # _kafka_up NAME VAR [--secure]: start broker NAME under $KAFKA_TMP, export
 # VAR=127.0.0.1:PORT.
