@@ -102,6 +102,7 @@ struct asof_ahead {
 	int wake_fd[2]; /* live: written when a batch is handed over while want_wake */
 	bool starved;   /* live: the thread waits for input, every batch handed over */
 	bool want_wake; /* live: the main thread found nothing and polls wake_fd */
+	bool woken;     /* live: wake_fd written since the main thread last emptied it */
 	/* the main thread's, on cache lines of their own (the struct's size is a multiple
 	 * of them): read for every record, they shared one with fields the threads write
 	 * (wide projection, perf: a fifth of asof_ahead_next's samples at the load of cur) */
@@ -111,7 +112,6 @@ struct asof_ahead {
 	uint64_t off;     /* the offset of the line last returned */
 	uint64_t line;    /* the number of the line last taken (returned or not) */
 	bool ended;
-	bool wake_asked;  /* live: want_wake set since drain_wake */
 };
 
 /* Bytes read at a time: CHUNK, or SS_THREADS_CHUNK (tests make it tiny). */
@@ -258,6 +258,7 @@ wake(struct asof_ahead *a)
 	if (!a->want_wake)
 		return;
 	a->want_wake = false;
+	a->woken = true;
 	char c = 1;
 	ssize_t k = write(a->wake_fd[1], &c, 1); /* (full: a byte is there already) */
 	(void)k;
@@ -582,19 +583,18 @@ asof_ahead_stop(struct asof_ahead *a)
 }
 
 /* Under mu, before the queue is looked at: the main thread's last request to be woken
- * (want_wake) is taken back, and the wake pipe emptied if a thread answered it. A
- * thread writes only when asked, and clears the request as it writes: where it did not,
- * the pipe is empty and is not read (a read a batch, failing, was half of a live join's
- * read calls, strace). */
+ * (want_wake) is taken back, and the wake pipe emptied if a thread wrote to it. Where
+ * none did, the pipe is empty and is not read (a read a batch, failing, was half of a
+ * live join's read calls, strace). */
 static void
 drain_wake(struct asof_ahead *a)
 {
 	char buf[64];
-	bool written = a->wake_asked && !a->want_wake;
 
-	a->wake_asked = a->want_wake = false;
-	while (written && read(a->wake_fd[0], buf, sizeof buf) > 0)
+	a->want_wake = false;
+	while (a->woken && read(a->wake_fd[0], buf, sizeof buf) > 0)
 		;
+	a->woken = false;
 }
 
 /* The main thread is done with cur: it is reused, and takes the buffers in done (if
@@ -619,7 +619,7 @@ advance(struct asof_ahead *a, struct asof_retired *done)
 	while ((a->head == NULL || !a->head->parsed) && !a->starved)
 		ss_proc_wait(&a->ready, &a->mu);
 	if (a->head == NULL || !a->head->parsed) {
-		a->want_wake = a->wake_asked = true;
+		a->want_wake = true;
 		ss_proc_unlock(&a->mu);
 		return false;
 	}
