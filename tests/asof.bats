@@ -244,6 +244,60 @@ for line in sys.stdin:
 	done
 }
 
+# policies PID: the scheduling policy of each of its threads, main thread first (field 41
+# of /proc/PID/task/TID/stat: 0 SCHED_OTHER, 3 SCHED_BATCH)
+policies() {
+	local t
+	[ -d /proc/"$1"/task ] || return 0
+	for t in $(ls /proc/"$1"/task 2>/dev/null | sort -n); do
+		awk '{print $41}' /proc/"$1"/task/"$t"/stat 2>/dev/null
+	done
+}
+
+# parked_policies FILE ARGS...: ss-asof ARGS writing into a FIFO nobody reads yet, so
+# that it stops with its threads waiting; their policies into FILE once all its parsing
+# threads have started (the main thread and EXPECT more), then the output drained
+parked_policies() {
+	local out=$1 expect=$2 pid i
+	shift 2
+	rm -f "$T/fifo"
+	mkfifo "$T/fifo"
+	ss-asof "$@" >"$T/fifo" &
+	pid=$!
+	exec 5<"$T/fifo"
+	for ((i = 0; i < 200; i++)); do
+		policies "$pid" >"$out"
+		[ "$(wc -l <"$out")" -ge $((expect + 1)) ] && break
+		sleep 0.05
+	done
+	cat <&5 >/dev/null
+	exec 5<&-
+	wait "$pid"
+}
+
+@test "a file join's parsing threads run as batch work (SCHED_BATCH); a live join's keep their turn" {
+	python3 - "$T" <<-'PY'
+	import sys
+	for side in "lr":
+	    with open("%s/%s" % (sys.argv[1], side), "w") as f:
+	        for i in range(12000):  # ~1 MB: more than a live thread reads ahead (3 x 128 KB)
+	            f.write('{"id":"%s%d","t":%d,"pad":"%s"}\n' % (side, i, 2 * i + (side == "l"), "x" * 60))
+	PY
+	# files: two threads a file, the join on the main thread (128 KB a batch by default:
+	# the files would be parsed whole before a look; 4 KB batches keep the threads waiting)
+	SS_THREADS_CHUNK=4096 parked_policies "$T/files" 4 --on .t "$T/l" "$T/r"
+	[ "$(sed -n 1p "$T/files")" = 0 ]
+	[ "$(sed 1d "$T/files" | grep -c '^3$')" -eq 4 ]
+	# pipes (a live join): one thread a pipe, none batch
+	rm -f "$T/lp" "$T/rp"
+	mkfifo "$T/lp" "$T/rp"
+	cat "$T/l" >"$T/lp" &
+	cat "$T/r" >"$T/rp" &
+	parked_policies "$T/pipes" 2 --on .t "$T/lp" "$T/rp"
+	[ "$(wc -l <"$T/pipes")" -ge 3 ]
+	[ "$(grep -vc '^0$' "$T/pipes")" -eq 0 ]
+}
+
 @test "--by an array of paths: records paired as jq's values of the key decide, from files and pipes, sorted or not" {
 	# key parts spelled in ways jq reads as one value (1, 1.0, 1e0; "a", "\u0061";
 	# objects in any member order), nested arrays, null; some records lack a part or

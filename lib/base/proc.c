@@ -1,5 +1,6 @@
 #include "base/proc.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,14 @@ ss_proc_thread(pthread_t *th, void *(*fn)(void *), void *arg)
 	err = pthread_create(th, NULL, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return err;
+}
+
+void
+ss_proc_thread_batch(void)
+{
+	struct sched_param none = {0};
+
+	(void)pthread_setschedparam(pthread_self(), SCHED_BATCH, &none);
 }
 
 void

@@ -28,6 +28,10 @@ bool ss_proc_threads(void);
 /* Start fn(arg) on a thread with every signal blocked: signals go to the main thread,
  * which stops between records. pthread_create's error, or 0. */
 int ss_proc_thread(pthread_t *th, void *(*fn)(void *), void *arg);
+/* The calling thread does CPU-bound work ahead of another thread that waits for it
+ * (SCHED_BATCH): woken, it does not preempt the running thread, but waits for its turn.
+ * Only a hint: where the policy cannot be set, nothing changes. */
+void ss_proc_thread_batch(void);
 /* A lock and a wait of a tool's threads: an error is a bug, and aborts. */
 void ss_proc_lock(pthread_mutex_t *mu);
 void ss_proc_unlock(pthread_mutex_t *mu);
