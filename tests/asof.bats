@@ -254,11 +254,11 @@ policies() {
 	done
 }
 
-# parked_policies FILE ARGS...: ss-asof ARGS writing into a FIFO nobody reads yet, so
-# that it stops with its threads waiting; their policies into FILE once all its parsing
-# threads have started (the main thread and EXPECT more), then the output drained
+# parked_policies FILE UNTIL ARGS...: ss-asof ARGS writing into a FIFO nobody reads yet,
+# so that it stops with its threads waiting; their policies into FILE until the function
+# UNTIL says they are all there (given FILE; 10 s at most), then the output drained
 parked_policies() {
-	local out=$1 expect=$2 pid i
+	local out=$1 until=$2 pid i
 	shift 2
 	rm -f "$T/fifo"
 	mkfifo "$T/fifo"
@@ -267,13 +267,17 @@ parked_policies() {
 	exec 5<"$T/fifo"
 	for ((i = 0; i < 200; i++)); do
 		policies "$pid" >"$out"
-		[ "$(wc -l <"$out")" -ge $((expect + 1)) ] && break
+		"$until" "$out" && break
 		sleep 0.05
 	done
 	cat <&5 >/dev/null
 	exec 5<&-
 	wait "$pid"
 }
+# (a thread shows in /proc before it sets its policy: a file join's are awaited as batch)
+four_batch() { [ "$(grep -c '^3$' "$1")" -eq 4 ]; }
+# the main thread, the output's and one a pipe
+four_threads() { [ "$(wc -l <"$1")" -ge 4 ]; }
 
 @test "a file join's parsing threads run as batch work (SCHED_BATCH); a live join's keep their turn" {
 	python3 - "$T" <<-'PY'
@@ -285,16 +289,16 @@ parked_policies() {
 	PY
 	# files: two threads a file, the join on the main thread (128 KB a batch by default:
 	# the files would be parsed whole before a look; 4 KB batches keep the threads waiting)
-	SS_THREADS_CHUNK=4096 parked_policies "$T/files" 4 --on .t "$T/l" "$T/r"
+	SS_THREADS_CHUNK=4096 parked_policies "$T/files" four_batch --on .t "$T/l" "$T/r"
 	[ "$(sed -n 1p "$T/files")" = 0 ]
-	[ "$(sed 1d "$T/files" | grep -c '^3$')" -eq 4 ]
+	four_batch "$T/files"
 	# pipes (a live join): one thread a pipe, none batch
 	rm -f "$T/lp" "$T/rp"
 	mkfifo "$T/lp" "$T/rp"
 	cat "$T/l" >"$T/lp" &
 	cat "$T/r" >"$T/rp" &
-	parked_policies "$T/pipes" 2 --on .t "$T/lp" "$T/rp"
-	[ "$(wc -l <"$T/pipes")" -ge 3 ]
+	parked_policies "$T/pipes" four_threads --on .t "$T/lp" "$T/rp"
+	four_threads "$T/pipes"
 	[ "$(grep -vc '^0$' "$T/pipes")" -eq 0 ]
 }
 
