@@ -498,6 +498,26 @@ for line in sys.stdin:
 	late_case --emit revise | jq -e -s 'map(.revision) == [0,0,0,1,0,1]'
 }
 
+@test "revise: a late right record read after the last left one still revises its result" {
+	mkfifo "$T/r"
+	exec 7<>"$T/r"
+	printf '%s\n' '{"t":5,"v":"a"}' '{"t":20,"v":"b"}' >&7
+	# the left record comes after both: answered final at once, and the left input ends
+	ss-asof --on .t --emit revise --select '[.left.v, .right.v, .revision]' \
+		<(sleep 0.3; printf '{"t":10,"v":"l"}\n') "$T/r" >"$T/out" 2>"$T/err" 7>&- &
+	pid=$!
+	sleep 0.8
+	# late (older than 20) and the left record's answer: the run reads on to the end of
+	# the right input for it (it used to end once no result was open)
+	printf '{"t":8,"v":"late"}\n' >&7
+	exec 7>&-
+	wait "$pid"
+	run cat "$T/out"
+	assert_output '["l","a",0]
+["l","late",1]'
+	grep -q 'right 3 (late 1)' "$T/err"
+}
+
 @test "late right records are counted, written to --late-file and not applied" {
 	printf '%s\n' '{"t":10,"v":"a"}' '{"t":20,"v":"b"}' '{"t":12,"v":"late"}' '{"t":18,"v":"in grace"}' >"$T/r"
 	printf '%s\n' '{"t":13}' '{"t":19}' >"$T/l"

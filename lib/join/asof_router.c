@@ -66,12 +66,17 @@ asof_poll_timeout(const ss_asof *j)
 	return j->one ? asof_join_timeout(j->one) : asof_dir_timeout(j->dir);
 }
 
+/* Once the left input ended, no right record can change a result but those of left
+ * records still held (defer) or open (revise), and, in revise, a late one, which
+ * revises results already final: a live revise run reads the right input to its end.
+ * (Before, it ended when no result was open, and a late record still in the pipe was
+ * never read: its result's last revision was not the exact answer.) */
 bool
 asof_done(const ss_asof *j)
 {
 	if (!j->left_eof)
 		return false;
-	return j->right_eof || !(j->one ? asof_join_holds(j->one) : asof_dir_holds(j->dir));
+	return j->right_eof || (!j->right_to_end && !(j->one ? asof_join_holds(j->one) : asof_dir_holds(j->dir)));
 }
 
 bool
