@@ -518,6 +518,24 @@ for line in sys.stdin:
 	grep -q 'right 3 (late 1)' "$T/err"
 }
 
+@test "--late-file gets a late right record read after the last left one (defer)" {
+	mkfifo "$T/r"
+	exec 7<>"$T/r"
+	printf '%s\n' '{"t":5,"v":"a"}' '{"t":20,"v":"b"}' >&7
+	ss-asof --on .t --late-file "$T/late" --select "$vv" \
+		<(sleep 0.3; printf '{"t":10,"v":"l"}\n') "$T/r" >"$T/out" 2>"$T/err" 7>&- &
+	pid=$!
+	sleep 0.8
+	printf '{"t":8,"v":"late"}\n' >&7
+	exec 7>&-
+	wait "$pid"
+	run cat "$T/out"
+	assert_output '["l","a"]'
+	run cat "$T/late"
+	assert_output '{"t":8,"v":"late"}'
+	grep -q 'right 3 (late 1)' "$T/err"
+}
+
 @test "late right records are counted, written to --late-file and not applied" {
 	printf '%s\n' '{"t":10,"v":"a"}' '{"t":20,"v":"b"}' '{"t":12,"v":"late"}' '{"t":18,"v":"in grace"}' >"$T/r"
 	printf '%s\n' '{"t":13}' '{"t":19}' >"$T/l"

@@ -325,8 +325,8 @@ struct ss_asof {
 	asof_join *one;        /* without --state-dir: the one join, else NULL */
 	struct asof_dir *dir;  /* with --state-dir: the partition-joins, else NULL */
 	bool left_eof, right_eof;
-	/* revise over a right input read as it comes: the run ends with the right input,
-	 * not when the left ended and no result is open (asof_done) */
+	/* revise, or --late-file, over a right input read as it comes: the run ends with
+	 * the right input, not when the left ended and no result is open (asof_done) */
 	bool right_to_end;
 	bool left_seen, left_bare; /* the first left record had no envelope */
 	bool batch;       /* the right input is a regular file and there is no state: it is

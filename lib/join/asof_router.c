@@ -68,9 +68,10 @@ asof_poll_timeout(const ss_asof *j)
 
 /* Once the left input ended, no right record can change a result but those of left
  * records still held (defer) or open (revise), and, in revise, a late one, which
- * revises results already final: a live revise run reads the right input to its end.
- * (Before, it ended when no result was open, and a late record still in the pipe was
- * never read: its result's last revision was not the exact answer.) */
+ * revises results already final: a live revise run reads the right input to its end,
+ * and so does one with --late-file, which is to get every late record. (Before, both
+ * ended when no result was open, and a late record still in the pipe was never read:
+ * its result's last revision was not the exact answer, or the late file missed it.) */
 bool
 asof_done(const ss_asof *j)
 {

@@ -544,7 +544,7 @@ read_right_whole(ss_asof *j, ss_reader *r)
 static void
 run_live(ss_asof *j, ss_reader *l, ss_reader *r)
 {
-	j->right_to_end = j->o.emit == SS_ASOF_REVISE;
+	j->right_to_end = j->o.emit == SS_ASOF_REVISE || j->o.late_file != NULL;
 	if (!j->left_eof)
 		j->lahead = asof_ahead_live(j, l, true);
 	if (!j->right_eof)
