@@ -737,6 +737,29 @@ PY
 	exec 7>&-
 }
 
+@test "keys of 1 to 1,000 bytes, left records out of order: a live join gives the batch answer" {
+	python3 - "$T" <<-'PY'
+		import json, random, sys
+		d = sys.argv[1]; r = random.Random(7)
+		keys = ["k" * n + str(i) for i, n in enumerate([1, 14, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 200, 1000])]
+		with open(d + "/r", "w") as f:
+		    for t in range(2000):
+		        f.write(json.dumps({"t": t, "k": r.choice(keys), "v": t}) + "\n")
+		ts = list(range(0, 2000, 3)); r.shuffle(ts)
+		with open(d + "/l", "w") as f:
+		    for t in ts:
+		        f.write(json.dumps({"t": t, "k": r.choice(keys)}) + "\n")
+	PY
+	ss-asof --on .t --by .k --select '[.left.t, .right.v]' "$T/l" "$T/r" | sort >"$T/want"
+	[ "$(grep -c null "$T/want")" -lt 20 ]
+	# the right input through a pipe: its history kept in memory, then mostly on disk
+	ss-asof --on .t --by .k --select '[.left.t, .right.v]' "$T/l" <(cat "$T/r") | sort >"$T/got"
+	diff -u "$T/want" "$T/got"
+	SS_ASOF_HISTORY_BYTES=2000 ss-asof --on .t --by .k --select '[.left.t, .right.v]' "$T/l" <(cat "$T/r") \
+		2>/dev/null | sort >"$T/got"
+	diff -u "$T/want" "$T/got"
+}
+
 @test "left records out of order: within --retain they match, older ones are expired" {
 	r() { printf '%s\n' '{"t":0,"v":"r0"}' '{"t":10,"v":"r10"}' '{"t":20,"v":"r20"}' '{"t":30,"v":"r30"}'; sleep 1
 	      printf '%s\n' '{"t":40,"v":"r40"}'; }

@@ -77,8 +77,16 @@ struct asof_held;
  * where each is a miss to memory, the join takes a fifth less time (bench/keys.sh). */
 enum { ASOF_HIST_INLINE = 2 };
 
+/* A key and its first history entries, together on cache-line bounds (asof_hist.c
+ * key_new, cut from the map's slabs): these fields and the encoded key in the first line
+ * (a key of up to 15 bytes), ASOF_HIST_INLINE entries in the second. A lookup compares
+ * the key and reads its newest entry: two lines. Before, the inline entries came first
+ * and the key's bytes last, in a malloc chunk on 16 bytes: three lines in three
+ * placements of four (cachegrind, 100k + 100k wide records, 10,000 keys, a 1 MB last
+ * level: the join's misses there 14% fewer). */
 struct asof_key {
-	struct asof_right *hist; /* sorted by t, unique t: inl, or an array of its own */
+	struct asof_right *hist; /* sorted by t, unique t: the entries after enc, or an
+				    array of its own */
 	size_t n, cap;
 	uint64_t hash;
 	uint32_t enclen;
@@ -86,8 +94,7 @@ struct asof_key {
 	bool on_disk; /* older history is in the store only (evicted): every record older
 			 than hist[0] (asof_match.c evict) */
 	struct asof_held *held;  /* this key's held/open left records */
-	struct asof_right inl[ASOF_HIST_INLINE];
-	char enc[];  /* the encoded key, in the same allocation: one cache miss less */
+	char enc[];  /* the encoded key and a NUL; then, 32-byte aligned, the inline entries */
 };
 
 /* A left record held for defer, or open for revision (revise). */
@@ -146,6 +153,10 @@ struct asof_map {
 		struct asof_key *key;
 	} *slot;
 	size_t cap, n;
+	/* the keys' memory (asof_hist.c key_mem): slabs, each holding in its first line a
+	 * pointer to the slab before it; the newest has used of its size bytes */
+	char *slab;
+	size_t slab_used, slab_size;
 };
 
 /* The release order of the held records, on (release point, id): a min-heap, and
