@@ -498,20 +498,25 @@ for line in sys.stdin:
 	late_case --emit revise | jq -e -s 'map(.revision) == [0,0,0,1,0,1]'
 }
 
-@test "revise: a late right record read after the last left one still revises its result" {
+# late_after_left_end ASOF_OPTION...: through a pipe, the right records at 5 and 20; the
+# left record at 10 after both (answered final at once), and the left input ends; then a
+# late right record at 8, its answer. ss-asof's output in $T/out, its stderr in $T/err.
+# (A run used to end once the left input had and no result was open: the late record,
+# still in the pipe, was never read.)
+late_after_left_end() {
 	mkfifo "$T/r"
 	exec 7<>"$T/r"
 	printf '%s\n' '{"t":5,"v":"a"}' '{"t":20,"v":"b"}' >&7
-	# the left record comes after both: answered final at once, and the left input ends
-	ss-asof --on .t --emit revise --select '[.left.v, .right.v, .revision]' \
-		<(sleep 0.3; printf '{"t":10,"v":"l"}\n') "$T/r" >"$T/out" 2>"$T/err" 7>&- &
-	pid=$!
+	ss-asof --on .t "$@" <(sleep 0.3; printf '{"t":10,"v":"l"}\n') "$T/r" >"$T/out" 2>"$T/err" 7>&- &
+	local pid=$!
 	sleep 0.8
-	# late (older than 20) and the left record's answer: the run reads on to the end of
-	# the right input for it (it used to end once no result was open)
 	printf '{"t":8,"v":"late"}\n' >&7
 	exec 7>&-
 	wait "$pid"
+}
+
+@test "revise: a late right record read after the last left one still revises its result" {
+	late_after_left_end --emit revise --select '[.left.v, .right.v, .revision]'
 	run cat "$T/out"
 	assert_output '["l","a",0]
 ["l","late",1]'
@@ -519,16 +524,7 @@ for line in sys.stdin:
 }
 
 @test "--late-file gets a late right record read after the last left one (defer)" {
-	mkfifo "$T/r"
-	exec 7<>"$T/r"
-	printf '%s\n' '{"t":5,"v":"a"}' '{"t":20,"v":"b"}' >&7
-	ss-asof --on .t --late-file "$T/late" --select "$vv" \
-		<(sleep 0.3; printf '{"t":10,"v":"l"}\n') "$T/r" >"$T/out" 2>"$T/err" 7>&- &
-	pid=$!
-	sleep 0.8
-	printf '{"t":8,"v":"late"}\n' >&7
-	exec 7>&-
-	wait "$pid"
+	late_after_left_end --late-file "$T/late" --select "$vv"
 	run cat "$T/out"
 	assert_output '["l","a"]'
 	run cat "$T/late"
