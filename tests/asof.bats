@@ -293,11 +293,13 @@ four_threads() { [ "$(wc -l <"$1")" -ge 4 ]; }
 	SS_THREADS_CHUNK=4096 parked_policies "$T/files" four_batch --on .t "$T/l" "$T/r"
 	[ "$(sed -n 1p "$T/files")" = 0 ]
 	four_batch "$T/files"
-	# pipes (a live join): one thread a pipe, none batch
+	# pipes (a live join): one thread a pipe, none batch; each pipe held open a while
+	# after its records, so that its thread is there to be seen (under load, one side
+	# was read to its end before the other came, and its thread had ended)
 	rm -f "$T/lp" "$T/rp"
 	mkfifo "$T/lp" "$T/rp"
-	cat "$T/l" >"$T/lp" &
-	cat "$T/r" >"$T/rp" &
+	{ cat "$T/l"; sleep 5; } >"$T/lp" &
+	{ cat "$T/r"; sleep 5; } >"$T/rp" &
 	parked_policies "$T/pipes" four_threads --on .t "$T/lp" "$T/rp"
 	four_threads "$T/pipes"
 	[ "$(grep -vc '^0$' "$T/pipes")" -eq 0 ]
