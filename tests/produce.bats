@@ -157,13 +157,9 @@ teardown_file() { mock_stop; }
 }
 
 @test "keyed records over partitions, some sent alone, keep each key's input order" {
-	for i in $(seq 6000); do
-		if [ $((i % 7)) -eq 0 ]; then
-			printf '{"key":"k%d","value":%d,"timestamp":1714564800000}\n' $((i % 10)) $i
-		else
-			printf '{"key":"k%d","value":%d}\n' $((i % 10)) $i
-		fi
-	done >"$T/in"
+	# (awk, not a shell loop: bats' DEBUG trap made 6,000 steps take ~3 s)
+	seq 6000 | awk '{ printf "{\"key\":\"k%d\",\"value\":%d%s}\n", $1 % 10, $1,
+			 $1 % 7 == 0 ? ",\"timestamp\":1714564800000" : "" }' >"$T/in"
 	run ss-produce -b "$B" --envelope -X batch.num.messages=100 order4 <"$T/in"
 	assert_success
 	kcat -C -b "$B" -t order4 -e -q -f '%k %s\n' >"$T/back"
