@@ -157,7 +157,7 @@ teardown_file() { mock_stop; }
 }
 
 @test "keyed records over partitions, some sent alone, keep each key's input order" {
-	# (awk, not a shell loop: bats' DEBUG trap made 6,000 steps take ~3 s)
+	# (awk, not a shell loop: bats' DEBUG trap runs per command, ~1.6 s of CPU here)
 	seq 6000 | awk '{ printf "{\"key\":\"k%d\",\"value\":%d%s}\n", $1 % 10, $1,
 			 $1 % 7 == 0 ? ",\"timestamp\":1714564800000" : "" }' >"$T/in"
 	run ss-produce -b "$B" --envelope -X batch.num.messages=100 order4 <"$T/in"
